@@ -1,0 +1,1 @@
+//! weir-engine (being written)

@@ -1,0 +1,1 @@
+//! weir-gen (being written)

@@ -1,0 +1,1 @@
+//! weir-io (being written)

@@ -1,0 +1,1 @@
+//! weir-rules (being written)
