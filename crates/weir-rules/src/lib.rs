@@ -1,1 +1,21 @@
-//! weir-rules (being written)
+//! The weir rule language: ipfw syntax in, a syntax tree out, and back.
+//!
+//! `lex` splits a line into words → `parse` builds a [`Rule`] per line
+//! (auto-numbering as ipfw does) → `print` writes the canonical form.
+//! Errors carry a [`Span`] and render as `file:line:col: message` with a
+//! caret. Names (protocols, services) stay names here; the engine resolves
+//! them with [`Names`] when it compiles the ruleset.
+#![forbid(unsafe_code)]
+
+pub mod ast;
+mod diag;
+mod lex;
+pub mod names;
+mod parse;
+mod print;
+
+pub use ast::*;
+pub use diag::Diagnostic;
+pub use names::Names;
+pub use parse::{parse, parse_addr, parse_rule, AUTOINC_STEP, MAX_RULE_NUMBER};
+pub use print::print_ruleset;

@@ -1,0 +1,206 @@
+//! The syntax tree of an ipfw ruleset, as written (names not yet resolved).
+
+use std::net::IpAddr;
+
+/// Where something was written: 1-based line and column, length in chars.
+///
+/// Spans are locations, not meaning: two nodes that differ only in where
+/// they were written compare equal, so `parse(print(r)) == r` holds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Span {
+    pub line: u32,
+    pub col: u32,
+    pub len: u32,
+}
+
+impl PartialEq for Span {
+    fn eq(&self, _: &Span) -> bool {
+        true
+    }
+}
+impl Eq for Span {}
+
+/// A whole rule file, rules in file order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ruleset {
+    pub rules: Vec<Rule>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// The rule number (after ipfw's auto-numbering, 1..=65534).
+    pub number: u16,
+    pub action: Action,
+    pub log: Option<Log>,
+    pub body: Body,
+    /// Text after `//`, kept and printed like ipfw does.
+    pub comment: Option<String>,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Log {
+    /// `logamount N`: at most N log lines from this rule (None: unlimited).
+    pub amount: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Allow,
+    Deny,
+    /// `reject`: deny and send ICMP host unreachable (ipfw's meaning).
+    Reject,
+    /// `unreach CODE`: deny and send ICMP unreachable with this code.
+    Unreach(u8),
+    /// `reset`: deny and send a TCP RST.
+    Reset,
+    Count,
+    Skipto(u16),
+    Call(u16),
+    Return,
+    CheckState,
+}
+
+impl Action {
+    /// True when a match ends the walk with a pass/drop verdict.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            Action::Allow | Action::Deny | Action::Reject | Action::Unreach(_) | Action::Reset
+        )
+    }
+}
+
+/// `PROTO from SRC [PORTS] to DST [PORTS] OPTIONS...`
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Body {
+    /// Alternatives; `[Any]` for `ip`/`all`.
+    pub proto: Vec<Proto>,
+    pub src: AddrSpec,
+    pub src_ports: Option<PortSpec>,
+    pub dst: AddrSpec,
+    pub dst_ports: Option<PortSpec>,
+    pub options: Vec<OptionItem>,
+}
+
+impl Body {
+    /// `ip from any to any`: matches every packet.
+    pub fn match_all() -> Body {
+        Body {
+            proto: vec![Proto::Any],
+            src: AddrSpec::any(),
+            src_ports: None,
+            dst: AddrSpec::any(),
+            dst_ports: None,
+            options: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Proto {
+    /// `ip` or `all`.
+    Any,
+    /// `ip4`/`ipv4`: any IPv4 packet.
+    Ip4,
+    /// `ip6`/`ipv6`: any IPv6 packet.
+    Ip6,
+    Number(u8),
+    /// A name resolved when the ruleset is compiled (`tcp`, `gre`, …).
+    Name(String, Span),
+}
+
+/// `[not] any | me | ADDR/LEN | ADDR:MASK | table(NAME) | a,b,c | { a or b }`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AddrSpec {
+    pub not: bool,
+    /// Alternatives; written as a comma list or an or-block.
+    pub items: Vec<Addr>,
+    /// Whether it was written as `{ a or b }` (printing keeps the form).
+    pub or_block: bool,
+}
+
+impl AddrSpec {
+    pub fn any() -> AddrSpec {
+        AddrSpec {
+            not: false,
+            items: vec![Addr::Any],
+            or_block: false,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Addr {
+    Any,
+    /// Any address of this host (`--me`).
+    Me,
+    /// Any IPv6 address of this host.
+    Me6,
+    /// ADDR/LEN; ADDR alone is /32 or /128.
+    Prefix(IpAddr, u8),
+    /// ADDR:MASK (IPv4 only, as in ipfw).
+    Masked(IpAddr, IpAddr),
+    /// `table(NAME)`: looked up at run time.
+    Table(String, Span),
+}
+
+/// `[not] N | N-M | NAME [, ...]`
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortSpec {
+    pub not: bool,
+    pub items: Vec<PortRange>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortRange {
+    pub lo: Port,
+    /// None for a single port.
+    pub hi: Option<Port>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Port {
+    Number(u16),
+    /// A service name resolved when the ruleset is compiled.
+    Name(String, Span),
+}
+
+/// An option, possibly negated with `not`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OptionItem {
+    pub not: bool,
+    pub opt: Opt,
+    pub span: Span,
+}
+
+/// Set bits must be set, clear bits must be clear (`tcpflags syn,!ack`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlagSpec {
+    pub set: u8,
+    pub clear: u8,
+}
+
+/// Inclusive ranges of a numeric field (`iplen 40-60,1500`).
+pub type Ranges = Vec<(u16, u16)>;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Opt {
+    In,
+    Out,
+    Via(String),
+    Recv(String),
+    Xmit(String),
+    Established,
+    Setup,
+    TcpFlags(FlagSpec),
+    /// ICMP types 0..=31 as a bitmap, as ipfw keeps them.
+    IcmpTypes(u32),
+    Frag,
+    IpOptions(FlagSpec),
+    IpLen(Ranges),
+    IpTtl(Ranges),
+    IpTos(FlagSpec),
+    IpVersion(u8),
+    KeepState,
+}
