@@ -1,1 +1,35 @@
-//! weir-engine (being written)
+//! The weir engine: compile rules to micro-instructions, evaluate packets.
+//!
+//! `compile` turns a parsed ruleset into a verified [`Program`] (rules as
+//! flat instruction runs, operands in pools, jumps as indices) →
+//! [`Engine::decide`] walks it for each [`weir_wire::Packet`] with one of two
+//! dispatch strategies, updates per-rule counters, and hands `log` rules
+//! to the [`Logger`]. Frames that are not IP, or are malformed, get the
+//! [`Policy`] verdict and are counted by reason.
+#![forbid(unsafe_code)]
+
+mod compile;
+mod engine;
+mod eval;
+mod explain;
+mod log;
+mod ops;
+mod program;
+
+pub use compile::{compile, CompileOptions};
+pub use engine::{Decision, DispatchKind, Engine, Policy, Stats};
+pub use eval::{evaluate, NoObserver, Observer, RuleCounter, MAX_CALLS};
+pub use explain::{CostCounter, RuleTrace, Trace};
+pub use log::{LogFormat, Logger};
+pub use ops::{iface_matches, Dispatch, Env, MatchDispatch, TableDispatch};
+pub use program::*;
+
+/// Parses and compiles rule text in one step (errors carry spans).
+pub fn load(
+    text: &str,
+    names: &weir_rules::Names,
+    opts: &CompileOptions,
+) -> Result<Program, Vec<weir_rules::Diagnostic>> {
+    let ast = weir_rules::parse(text)?;
+    compile(&ast, names, opts)
+}

@@ -1,0 +1,380 @@
+//! Compiles a parsed ruleset into a [`Program`].
+//!
+//! All the expensive choices happen here, once: names resolve to numbers,
+//! address lists become one instruction over a pool of masked networks,
+//! jump targets become rule indices, and the result is verified.
+
+use crate::program::*;
+use weir_rules::{self as ast, Diagnostic, Names, Span};
+use weir_wire::v4_mapped;
+
+/// Choices that change what a ruleset means.
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    /// The default rule 65535 allows instead of denying.
+    pub default_allow: bool,
+}
+
+/// Compiles every rule; any error means no program.
+pub fn compile(
+    rs: &ast::Ruleset,
+    names: &Names,
+    opts: &CompileOptions,
+) -> Result<Program, Vec<Diagnostic>> {
+    let mut prog = Program::default();
+    let mut errors = Vec::new();
+    // ipfw keeps rules sorted by number, equal numbers in the order added.
+    let mut order: Vec<&ast::Rule> = rs.rules.iter().collect();
+    order.sort_by_key(|r| r.number);
+    for rule in order {
+        let start = prog.insns.len() as u32;
+        let mut c = RuleCompiler {
+            prog: &mut prog,
+            names,
+            rule,
+        };
+        match c.body().and_then(|()| action(rule)) {
+            Ok(action) => prog.rules.push(Rule {
+                number: rule.number,
+                action,
+                log_limit: rule.log.map(|l| l.amount.unwrap_or(u32::MAX)),
+                start,
+                end: prog.insns.len() as u32,
+                jump: 0,
+                text: rule.to_string(),
+                line: rule.span.line,
+            }),
+            Err(e) => {
+                prog.insns.truncate(start as usize);
+                errors.push(e);
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let end = prog.insns.len() as u32;
+    let (action, text) = if opts.default_allow {
+        (RuleAction::Allow, "allow ip from any to any")
+    } else {
+        (RuleAction::Deny, "deny ip from any to any")
+    };
+    prog.rules.push(Rule {
+        number: DEFAULT_RULE,
+        action,
+        log_limit: None,
+        start: end,
+        end,
+        jump: 0,
+        text: text.to_owned(),
+        line: 0,
+    });
+    resolve_jumps(&mut prog.rules);
+    prog.verify()
+        .map_err(|msg| vec![Diagnostic::new(Span::default(), msg)])?;
+    Ok(prog)
+}
+
+/// `skipto N` / `call N` continue at the first rule numbered N or more.
+fn resolve_jumps(rules: &mut [Rule]) {
+    for i in 0..rules.len() {
+        if let RuleAction::Skipto(n) | RuleAction::Call(n) = rules[i].action {
+            rules[i].jump = rules.partition_point(|r| r.number < n) as u32;
+        }
+    }
+}
+
+fn action(rule: &ast::Rule) -> Result<RuleAction, Diagnostic> {
+    Ok(match rule.action {
+        ast::Action::Allow => RuleAction::Allow,
+        ast::Action::Deny => RuleAction::Deny,
+        ast::Action::Reject => RuleAction::Reject,
+        ast::Action::Unreach(c) => RuleAction::Unreach(c),
+        ast::Action::Reset => RuleAction::Reset,
+        ast::Action::Count => RuleAction::Count,
+        ast::Action::Skipto(n) => RuleAction::Skipto(n),
+        ast::Action::Call(n) => RuleAction::Call(n),
+        ast::Action::Return => RuleAction::Return,
+        ast::Action::CheckState => RuleAction::CheckState,
+    })
+}
+
+const PORT_PROTOCOLS: [u8; 3] = [6, 17, 132];
+
+struct RuleCompiler<'a> {
+    prog: &'a mut Program,
+    names: &'a Names,
+    rule: &'a ast::Rule,
+}
+
+impl RuleCompiler<'_> {
+    fn err(&self, span: Span, msg: impl Into<String>) -> Diagnostic {
+        let span = if span.line == 0 { self.rule.span } else { span };
+        Diagnostic::new(span, msg)
+    }
+
+    fn body(&mut self) -> Result<(), Diagnostic> {
+        let body = &self.rule.body;
+        let port_capable = self.protos(&body.proto)?;
+        self.addrs(&body.src, Side::Src)?;
+        self.ports(&body.src_ports, Side::Src, port_capable)?;
+        self.addrs(&body.dst, Side::Dst)?;
+        self.ports(&body.dst_ports, Side::Dst, port_capable)?;
+        for item in &body.options {
+            self.option(item)?;
+        }
+        Ok(())
+    }
+
+    /// Emits a group of alternatives: an or-block, or with `not` every
+    /// member negated and all required (De Morgan), as ipfw does.
+    fn group(&mut self, mut insns: Vec<Insn>, not: bool) {
+        let n = insns.len();
+        for (i, ins) in insns.iter_mut().enumerate() {
+            if not {
+                ins.flags |= F_NOT;
+            } else if i + 1 < n {
+                ins.flags |= F_OR;
+            }
+        }
+        self.prog.insns.extend(insns);
+    }
+
+    /// Returns whether every protocol alternative carries ports.
+    fn protos(&mut self, protos: &[ast::Proto]) -> Result<bool, Diagnostic> {
+        if protos.contains(&ast::Proto::Any) {
+            return Ok(false);
+        }
+        let mut insns = Vec::new();
+        let mut port_capable = true;
+        for p in protos {
+            let ins = match p {
+                ast::Proto::Any => unreachable!("handled above"),
+                ast::Proto::Ip4 => Insn::new(Op::IpVersion, 4),
+                ast::Proto::Ip6 => Insn::new(Op::IpVersion, 6),
+                ast::Proto::Number(n) => Insn::new(Op::Proto, u32::from(*n)),
+                ast::Proto::Name(name, span) => {
+                    let n = self
+                        .names
+                        .protocol(name)
+                        .ok_or_else(|| self.err(*span, format!("unknown protocol '{name}'")))?;
+                    Insn::new(Op::Proto, u32::from(n))
+                }
+            };
+            port_capable &= ins.op == Op::Proto && PORT_PROTOCOLS.contains(&(ins.arg as u8));
+            insns.push(ins);
+        }
+        self.group(insns, false);
+        Ok(port_capable)
+    }
+
+    fn addrs(&mut self, spec: &ast::AddrSpec, side: Side) -> Result<(), Diagnostic> {
+        if spec.items.contains(&ast::Addr::Any) {
+            if spec.not {
+                self.prog.insns.push(Insn::new(Op::Never, 0));
+            }
+            return Ok(());
+        }
+        let first_net = self.prog.nets.len();
+        let mut insns = Vec::new();
+        for item in &spec.items {
+            match item {
+                ast::Addr::Any => unreachable!("handled above"),
+                ast::Addr::Me => insns.push(Insn::new(side.op(Op::SrcMe, Op::DstMe), 4)),
+                ast::Addr::Me6 => insns.push(Insn::new(side.op(Op::SrcMe, Op::DstMe), 6)),
+                ast::Addr::Prefix(addr, len) => self.prog.nets.push(prefix_net(*addr, *len)),
+                ast::Addr::Masked(addr, mask) => self.prog.nets.push(masked_net(*addr, *mask)),
+                ast::Addr::Table(name, span) => {
+                    return Err(self.err(
+                        *span,
+                        format!(
+                            "table({name}): no such table (lookup tables are not supported yet)"
+                        ),
+                    ));
+                }
+            }
+        }
+        let count = self.prog.nets.len() - first_net;
+        if count > 0 {
+            let len = u16::try_from(count)
+                .map_err(|_| self.err(Span::default(), "too many addresses in one list"))?;
+            insns.insert(
+                0,
+                Insn {
+                    op: side.op(Op::SrcNet, Op::DstNet),
+                    flags: 0,
+                    len,
+                    arg: first_net as u32,
+                },
+            );
+        }
+        self.group(insns, spec.not);
+        Ok(())
+    }
+
+    fn ports(
+        &mut self,
+        spec: &Option<ast::PortSpec>,
+        side: Side,
+        port_capable: bool,
+    ) -> Result<(), Diagnostic> {
+        let Some(spec) = spec else { return Ok(()) };
+        if !port_capable {
+            return Err(self.err(
+                self.rule.span,
+                "ports need the protocol to be tcp, udp or sctp (or a block of them)",
+            ));
+        }
+        let mut ranges = Vec::with_capacity(spec.items.len());
+        for item in &spec.items {
+            let lo = self.port(&item.lo)?;
+            let hi = match &item.hi {
+                Some(h) => self.port(h)?,
+                None => lo,
+            };
+            if lo > hi {
+                return Err(self.err(self.rule.span, format!("port range {lo}-{hi} is backwards")));
+            }
+            ranges.push((lo, hi));
+        }
+        let ins = self.range_insn(side.op(Op::SrcPort, Op::DstPort), ranges)?;
+        if spec.not {
+            self.prog.insns.push(Insn::new(Op::HasPorts, 0));
+        }
+        self.group(vec![ins], spec.not);
+        Ok(())
+    }
+
+    fn port(&self, p: &ast::Port) -> Result<u16, Diagnostic> {
+        match p {
+            ast::Port::Number(n) => Ok(*n),
+            ast::Port::Name(name, span) => self
+                .names
+                .service(name)
+                .ok_or_else(|| self.err(*span, format!("unknown service '{name}'"))),
+        }
+    }
+
+    fn range_insn(&mut self, op: Op, ranges: Vec<(u16, u16)>) -> Result<Insn, Diagnostic> {
+        let len = u16::try_from(ranges.len())
+            .map_err(|_| self.err(Span::default(), "too many ranges in one list"))?;
+        let arg = self.prog.ranges.len() as u32;
+        self.prog.ranges.extend(ranges);
+        Ok(Insn {
+            op,
+            flags: 0,
+            len,
+            arg,
+        })
+    }
+
+    fn iface(&mut self, op: Op, name: &str, span: Span) -> Result<Insn, Diagnostic> {
+        let idx = match self.prog.iface_patterns.iter().position(|p| p == name) {
+            Some(i) => i,
+            None => {
+                if self.prog.iface_patterns.len() >= MAX_IFACE_PATTERNS {
+                    return Err(
+                        self.err(span, "more than 64 distinct interface names in one ruleset")
+                    );
+                }
+                self.prog.iface_patterns.push(name.to_owned());
+                self.prog.iface_patterns.len() - 1
+            }
+        };
+        Ok(Insn::new(op, idx as u32))
+    }
+
+    fn option(&mut self, item: &ast::OptionItem) -> Result<(), Diagnostic> {
+        let flags = |s: ast::FlagSpec| u32::from(s.set) | u32::from(s.clear) << 8;
+        let mut ins = match &item.opt {
+            ast::Opt::In => Insn::new(Op::In, 0),
+            ast::Opt::Out => Insn::new(Op::Out, 0),
+            ast::Opt::Via(n) => self.iface(Op::Via, n, item.span)?,
+            ast::Opt::Recv(n) => self.iface(Op::Recv, n, item.span)?,
+            ast::Opt::Xmit(n) => self.iface(Op::Xmit, n, item.span)?,
+            ast::Opt::Established => Insn::new(Op::Established, 0),
+            ast::Opt::Setup => Insn::new(Op::Setup, 0),
+            ast::Opt::Frag => Insn::new(Op::Frag, 0),
+            ast::Opt::TcpFlags(s) => Insn::new(Op::TcpFlags, flags(*s)),
+            ast::Opt::IpOptions(s) => Insn::new(Op::IpOptions, flags(*s)),
+            ast::Opt::IpTos(s) => Insn::new(Op::IpTos, flags(*s)),
+            ast::Opt::IcmpTypes(bits) => Insn::new(Op::IcmpTypes, *bits),
+            ast::Opt::IpVersion(v) => Insn::new(Op::IpVersion, u32::from(*v)),
+            ast::Opt::IpLen(r) => self.range_insn(Op::IpLen, r.clone())?,
+            ast::Opt::IpTtl(r) => self.range_insn(Op::IpTtl, r.clone())?,
+            ast::Opt::KeepState => {
+                return Err(self.err(
+                    item.span,
+                    "keep-state is not supported yet (no state table)",
+                ));
+            }
+        };
+        if item.not {
+            ins.flags |= F_NOT;
+        }
+        self.prog.insns.push(ins);
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Side {
+    Src,
+    Dst,
+}
+
+impl Side {
+    fn op(self, src: Op, dst: Op) -> Op {
+        match self {
+            Side::Src => src,
+            Side::Dst => dst,
+        }
+    }
+}
+
+/// All-ones over the 96 bits that make an address IPv4-mapped.
+const V4_MAPPED_MASK: u128 = !0u128 << 32;
+
+fn prefix_net(addr: std::net::IpAddr, len: u8) -> Net {
+    match addr {
+        std::net::IpAddr::V4(a) => {
+            let m = if len == 0 {
+                0
+            } else {
+                u32::MAX << (32 - u32::from(len))
+            };
+            Net {
+                value: v4_mapped(u32::from(a) & m),
+                mask: V4_MAPPED_MASK | u128::from(m),
+                version: 4,
+            }
+        }
+        std::net::IpAddr::V6(a) => {
+            let m = if len == 0 {
+                0
+            } else {
+                u128::MAX << (128 - u32::from(len))
+            };
+            Net {
+                value: u128::from(a) & m,
+                mask: m,
+                version: 6,
+            }
+        }
+    }
+}
+
+fn masked_net(addr: std::net::IpAddr, mask: std::net::IpAddr) -> Net {
+    match (addr, mask) {
+        (std::net::IpAddr::V4(a), std::net::IpAddr::V4(m)) => {
+            let m = u32::from(m);
+            Net {
+                value: v4_mapped(u32::from(a) & m),
+                mask: V4_MAPPED_MASK | u128::from(m),
+                version: 4,
+            }
+        }
+        // The parser only makes IPv4 masks; treat anything else as exact.
+        _ => prefix_net(addr, if addr.is_ipv4() { 32 } else { 128 }),
+    }
+}

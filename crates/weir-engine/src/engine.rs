@@ -1,0 +1,183 @@
+//! The engine: a program, its counters, policy for frames that are not
+//! well-formed IP, and the logger, behind one `decide(packet)` call.
+
+use crate::eval::{evaluate, NoObserver, Observer, RuleCounter};
+use crate::log::Logger;
+use crate::ops::{Env, MatchDispatch, TableDispatch};
+use crate::program::{Program, Verdict};
+use serde::Serialize;
+use weir_wire::{Malformed, Packet, L3};
+
+/// How the evaluator dispatches on opcodes (same verdicts either way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DispatchKind {
+    /// A `match` on the opcode.
+    #[default]
+    Match,
+    /// An array of function pointers indexed by opcode.
+    Table,
+}
+
+/// Verdicts for frames the rules never see.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Policy {
+    /// Non-IP frames (ARP, LLDP, …): ipfw at layer 3 never sees them.
+    pub non_ip: Verdict,
+    /// Frames claiming IP that cannot be decoded: ipfw's pull-up failure drops.
+    pub malformed: Verdict,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy {
+            non_ip: Verdict::Pass,
+            malformed: Verdict::Drop,
+        }
+    }
+}
+
+/// Which rule decided a packet, if any, and the verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// Index into `Program::rules`; None for non-IP and malformed frames.
+    pub rule: Option<usize>,
+    pub verdict: Verdict,
+}
+
+/// Totals over a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    pub packets: u64,
+    pub passed: u64,
+    pub dropped: u64,
+    pub non_ip: u64,
+    /// Malformed frames by reason, indexed by `Malformed as usize`.
+    #[serde(skip)]
+    pub malformed: [u64; Malformed::COUNT],
+}
+
+impl Stats {
+    pub fn malformed_total(&self) -> u64 {
+        self.malformed.iter().sum()
+    }
+}
+
+pub struct Engine {
+    pub program: Program,
+    pub env: Env,
+    pub policy: Policy,
+    pub dispatch: DispatchKind,
+    counters: Vec<RuleCounter>,
+    stats: Stats,
+    logger: Option<Logger>,
+}
+
+impl Engine {
+    pub fn new(program: Program) -> Engine {
+        Engine {
+            counters: vec![RuleCounter::default(); program.rules.len()],
+            program,
+            env: Env::default(),
+            policy: Policy::default(),
+            dispatch: DispatchKind::default(),
+            stats: Stats::default(),
+            logger: None,
+        }
+    }
+
+    pub fn set_logger(&mut self, logger: Logger) {
+        self.logger = Some(logger);
+    }
+
+    pub fn logger_mut(&mut self) -> Option<&mut Logger> {
+        self.logger.as_mut()
+    }
+
+    /// Tells the engine the capture's interface names (index = interface id).
+    pub fn set_interfaces(&mut self, names: &[Option<&str>]) {
+        self.env.set_interfaces(&self.program, names);
+        if let Some(l) = &mut self.logger {
+            l.set_interfaces(names);
+        }
+    }
+
+    pub fn counters(&self) -> &[RuleCounter] {
+        &self.counters
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Decides one packet: counts it, logs if a `log` rule says so.
+    #[inline]
+    pub fn decide(&mut self, p: &Packet) -> Decision {
+        self.decide_observed(p, &mut NoObserver)
+    }
+
+    /// As [`decide`](Self::decide), reporting each rule and instruction
+    /// tried to `obs` (for `explain` and cost accounting).
+    #[inline]
+    pub fn decide_observed<O: Observer>(&mut self, p: &Packet, obs: &mut O) -> Decision {
+        self.stats.packets += 1;
+        let decision = match p.l3 {
+            L3::Ip => {
+                let index = self.stats.packets;
+                let dispatch = self.dispatch;
+                let Engine {
+                    program,
+                    env,
+                    counters,
+                    logger,
+                    ..
+                } = self;
+                let mut log = |ri: usize| {
+                    if let Some(l) = logger.as_mut() {
+                        l.log(ri, &program.rules[ri], p, index);
+                    }
+                };
+                let (rule, verdict) = match dispatch {
+                    DispatchKind::Match => {
+                        evaluate::<MatchDispatch, O>(program, env, p, counters, &mut log, obs)
+                    }
+                    DispatchKind::Table => {
+                        evaluate::<TableDispatch, O>(program, env, p, counters, &mut log, obs)
+                    }
+                };
+                Decision {
+                    rule: Some(rule),
+                    verdict,
+                }
+            }
+            L3::NonIp => {
+                self.stats.non_ip += 1;
+                Decision {
+                    rule: None,
+                    verdict: self.policy.non_ip,
+                }
+            }
+            L3::Malformed(reason) => {
+                self.stats.malformed[reason as usize] += 1;
+                Decision {
+                    rule: None,
+                    verdict: self.policy.malformed,
+                }
+            }
+        };
+        match decision.verdict {
+            Verdict::Pass => self.stats.passed += 1,
+            Verdict::Drop => self.stats.dropped += 1,
+        }
+        decision
+    }
+
+    /// Rules that never matched (the default rule included), in order.
+    pub fn unmatched_rules(&self) -> impl Iterator<Item = usize> + '_ {
+        self.counters
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.packets == 0)
+            .map(|(i, _)| i)
+    }
+}

@@ -1,0 +1,121 @@
+//! The evaluator: one packet, one walk over the rules, first match wins.
+//!
+//! Loop variables:
+//! - `i`: index of the rule being tried. It starts at 0 and only grows,
+//!   except on `return`, which resumes after the `call` that was taken.
+//! - `stack`/`depth`: return points of taken `call`s (at most
+//!   `CALL_STACK_DEPTH`); `calls` counts calls taken for this packet, capped
+//!   at `MAX_CALLS` so a hostile ruleset cannot make a walk run long.
+//! - `skip_or` (in `rule_matches`): a member of the current or-block has
+//!   matched, so skip the rest of the block.
+//!
+//! Exits: the first matching rule whose action is terminal (allow, deny,
+//! reject, unreach, reset) returns its index and verdict. The last rule,
+//! 65535, matches everything and is terminal (verified at load), so every
+//! walk ends. `count`, `skipto`, `call`, `return` and `log` do not end it.
+
+use crate::ops::{Dispatch, Env};
+use crate::program::*;
+use weir_wire::Packet;
+
+/// At most this many `call`s are taken per packet; later ones fall through.
+pub const MAX_CALLS: u32 = 256;
+
+/// Per-rule counters, as `ipfw show` prints them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RuleCounter {
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+/// Hooks for `explain` and for cost accounting. The default methods do
+/// nothing, so the replay path's [`NoObserver`] compiles away entirely.
+pub trait Observer {
+    #[inline(always)]
+    fn insn(&mut self, _rule: usize, _insn: usize, _matched: bool) {}
+    #[inline(always)]
+    fn rule(&mut self, _rule: usize, _matched: bool) {}
+}
+
+pub struct NoObserver;
+impl Observer for NoObserver {}
+
+/// Walks `prog` for one IP packet. Counts every matching rule; calls
+/// `log(rule_index)` for matching rules that have `log`.
+#[inline]
+pub fn evaluate<D: Dispatch, O: Observer>(
+    prog: &Program,
+    env: &Env,
+    p: &Packet,
+    counters: &mut [RuleCounter],
+    log: &mut dyn FnMut(usize),
+    obs: &mut O,
+) -> (usize, Verdict) {
+    debug_assert_eq!(counters.len(), prog.rules.len());
+    let mut stack = [0u32; CALL_STACK_DEPTH];
+    let (mut depth, mut calls) = (0usize, 0u32);
+    let mut i = 0usize;
+    loop {
+        let r = &prog.rules[i];
+        // No state table yet: check-state finds nothing and falls through.
+        let matched =
+            r.action != RuleAction::CheckState && rule_matches::<D, O>(prog, env, p, i, obs);
+        obs.rule(i, matched);
+        if !matched {
+            i += 1;
+            continue;
+        }
+        counters[i].packets += 1;
+        counters[i].bytes += u64::from(p.l3_len);
+        if r.log_limit.is_some() {
+            log(i);
+        }
+        match r.action {
+            RuleAction::Skipto(_) => i = r.jump as usize,
+            RuleAction::Call(_) if depth < CALL_STACK_DEPTH && calls < MAX_CALLS => {
+                stack[depth] = i as u32 + 1;
+                depth += 1;
+                calls += 1;
+                i = r.jump as usize;
+            }
+            RuleAction::Return if depth > 0 => {
+                depth -= 1;
+                i = stack[depth] as usize;
+            }
+            action => match action.verdict() {
+                Some(v) => return (i, v),
+                None => i += 1,
+            },
+        }
+    }
+}
+
+/// True when every instruction of rule `ri` matches (or-blocks aside).
+#[inline(always)]
+fn rule_matches<D: Dispatch, O: Observer>(
+    prog: &Program,
+    env: &Env,
+    p: &Packet,
+    ri: usize,
+    obs: &mut O,
+) -> bool {
+    let r = &prog.rules[ri];
+    let mut skip_or = false;
+    for (k, ins) in prog.insns[r.start as usize..r.end as usize]
+        .iter()
+        .enumerate()
+    {
+        if skip_or {
+            skip_or = ins.flags & F_OR != 0;
+            continue;
+        }
+        let m = D::matches(ins, p, prog, env) ^ (ins.flags & F_NOT != 0);
+        obs.insn(ri, k, m);
+        if ins.flags & F_OR != 0 {
+            skip_or = m;
+        } else if !m {
+            return false;
+        }
+    }
+    true
+}

@@ -1,0 +1,181 @@
+//! `log` rules: ipfw-style lines, formatted only for packets that are logged.
+//!
+//! The ppp lesson: name tables are built once here, and text is made only
+//! when a rule with `log` matches and its `logamount` allows. Output goes
+//! through a buffered writer, so logging costs no system call per line.
+
+use crate::program::{Rule, RuleAction};
+use serde::Serialize;
+use std::io::{self, Write};
+use std::net::IpAddr;
+use weir_rules::Names;
+use weir_wire::{Direction, Packet};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    /// `weir: 400 Deny TCP 10.0.0.1:1234 10.0.0.2:23 in via eth0`
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Writes log lines for matching `log` rules.
+pub struct Logger {
+    out: io::BufWriter<Box<dyn Write + Send>>,
+    format: LogFormat,
+    /// Upper-case protocol names by number ("TCP", "GRE", …).
+    proto_names: Vec<Option<String>>,
+    iface_names: Vec<Option<String>>,
+    /// Lines each rule may still write (`logamount`).
+    left: Vec<u32>,
+    /// Lines written, and lines suppressed by `logamount`.
+    pub lines: u64,
+    pub suppressed: u64,
+    /// Write errors (logging never stops the filter).
+    pub errors: u64,
+}
+
+impl Logger {
+    pub fn new(
+        out: Box<dyn Write + Send>,
+        format: LogFormat,
+        names: &Names,
+        rules: &[Rule],
+    ) -> Logger {
+        Logger {
+            out: io::BufWriter::with_capacity(64 * 1024, out),
+            format,
+            proto_names: (0..=255u8)
+                .map(|n| names.protocol_name(n).map(str::to_ascii_uppercase))
+                .collect(),
+            iface_names: Vec::new(),
+            left: rules.iter().map(|r| r.log_limit.unwrap_or(0)).collect(),
+            lines: 0,
+            suppressed: 0,
+            errors: 0,
+        }
+    }
+
+    pub fn set_interfaces(&mut self, names: &[Option<&str>]) {
+        self.iface_names = names.iter().map(|n| n.map(str::to_owned)).collect();
+    }
+
+    /// Logs packet number `index` (1-based) matched by rule `ri`.
+    pub fn log(&mut self, ri: usize, rule: &Rule, p: &Packet, index: u64) {
+        match self.left.get_mut(ri) {
+            Some(0) | None => {
+                self.suppressed += 1;
+                return;
+            }
+            Some(n) => *n -= 1,
+        }
+        let res = match self.format {
+            LogFormat::Text => self.text_line(rule, p),
+            LogFormat::Json => self.json_line(rule, p, index),
+        };
+        match res {
+            Ok(()) => self.lines += 1,
+            Err(_) => self.errors += 1,
+        }
+    }
+
+    fn iface<'a>(names: &'a [Option<String>], p: &Packet) -> Option<&'a str> {
+        names.get(usize::from(p.iface)).and_then(|n| n.as_deref())
+    }
+
+    fn text_line(&mut self, rule: &Rule, p: &Packet) -> io::Result<()> {
+        let out = &mut self.out;
+        write!(out, "weir: {} ", rule.number)?;
+        match rule.action {
+            RuleAction::Allow => out.write_all(b"Accept")?,
+            RuleAction::Deny => out.write_all(b"Deny")?,
+            RuleAction::Reject => out.write_all(b"Unreach 1")?,
+            RuleAction::Unreach(c) => write!(out, "Unreach {c}")?,
+            RuleAction::Reset => out.write_all(b"Reset")?,
+            RuleAction::Count => out.write_all(b"Count")?,
+            RuleAction::Skipto(n) => write!(out, "SkipTo {n}")?,
+            RuleAction::Call(n) => write!(out, "Call {n}")?,
+            RuleAction::Return => out.write_all(b"Return")?,
+            RuleAction::CheckState => out.write_all(b"Check-State")?,
+        }
+        let (src, dst) = (p.src_ip(), p.dst_ip());
+        if p.has_ports {
+            let name = self.proto_names[usize::from(p.proto)]
+                .as_deref()
+                .unwrap_or("P");
+            write!(out, " {name} ")?;
+            write_endpoint(out, src, p.src_port)?;
+            out.write_all(b" ")?;
+            write_endpoint(out, dst, p.dst_port)?;
+        } else if p.has_icmp {
+            let kind = if p.ip_version == 6 { "ICMPv6" } else { "ICMP" };
+            write!(out, " {kind}:{}.{} {src} {dst}", p.icmp_type, p.icmp_code)?;
+        } else {
+            write!(out, " P:{} {src} {dst}", p.proto)?;
+        }
+        let dir = match p.direction {
+            Direction::Out => " out",
+            _ => " in",
+        };
+        out.write_all(dir.as_bytes())?;
+        if let Some(name) = Self::iface(&self.iface_names, p) {
+            write!(out, " via {name}")?;
+        }
+        out.write_all(b"\n")
+    }
+
+    fn json_line(&mut self, rule: &Rule, p: &Packet, index: u64) -> io::Result<()> {
+        #[derive(Serialize)]
+        struct Line<'a> {
+            packet: u64,
+            rule: u16,
+            action: RuleAction,
+            proto: u8,
+            src: IpAddr,
+            dst: IpAddr,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            src_port: Option<u16>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            dst_port: Option<u16>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            icmp_type: Option<u8>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            icmp_code: Option<u8>,
+            direction: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            iface: Option<&'a str>,
+        }
+        let line = Line {
+            packet: index,
+            rule: rule.number,
+            action: rule.action,
+            proto: p.proto,
+            src: p.src_ip(),
+            dst: p.dst_ip(),
+            src_port: p.has_ports.then_some(p.src_port),
+            dst_port: p.has_ports.then_some(p.dst_port),
+            icmp_type: p.has_icmp.then_some(p.icmp_type),
+            icmp_code: p.has_icmp.then_some(p.icmp_code),
+            direction: if p.direction == Direction::Out {
+                "out"
+            } else {
+                "in"
+            },
+            iface: Self::iface(&self.iface_names, p),
+        };
+        serde_json::to_writer(&mut self.out, &line)?;
+        self.out.write_all(b"\n")
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+fn write_endpoint(out: &mut impl Write, addr: IpAddr, port: u16) -> io::Result<()> {
+    match addr {
+        IpAddr::V4(a) => write!(out, "{a}:{port}"),
+        IpAddr::V6(a) => write!(out, "[{a}]:{port}"),
+    }
+}

@@ -1,0 +1,290 @@
+//! What each micro-instruction tests, and the two ways to dispatch on it.
+//!
+//! ipfw replaced its giant `switch` with a dispatch table and measured no
+//! cost. weir keeps both, [`MatchDispatch`] (a `match` the compiler turns
+//! into a jump table or inlines) and [`TableDispatch`] (an array of function
+//! pointers indexed by opcode), over the same per-op functions, so the
+//! benchmark can repeat that measurement and tests can check they agree.
+
+use crate::program::{Insn, Op, Program};
+use weir_wire::{frag, tcp, Direction, Packet};
+
+/// What the evaluator knows beyond the packet: this host's addresses and
+/// which interface patterns each capture interface matches.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    /// `--me` addresses, in the packet's `u128` form, with their version.
+    pub me: Vec<(u128, u8)>,
+    /// Per interface index: bit k set when it matches pattern k.
+    pub iface_bits: Vec<u64>,
+}
+
+impl Env {
+    /// Recomputes interface bits for the capture's interface names.
+    pub fn set_interfaces(&mut self, prog: &Program, names: &[Option<&str>]) {
+        self.iface_bits = names
+            .iter()
+            .map(|name| {
+                let Some(name) = name else { return 0 };
+                prog.iface_patterns
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, pat)| iface_matches(pat, name))
+                    .fold(0u64, |bits, (k, _)| bits | 1 << k)
+            })
+            .collect();
+    }
+}
+
+/// `eth0` matches itself; `eth*` matches any name starting with `eth`.
+pub fn iface_matches(pattern: &str, name: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => pattern == name,
+    }
+}
+
+/// Evaluates one instruction (before its NOT flag is applied).
+pub trait Dispatch {
+    fn matches(ins: &Insn, p: &Packet, prog: &Program, env: &Env) -> bool;
+}
+
+pub struct MatchDispatch;
+pub struct TableDispatch;
+
+impl Dispatch for MatchDispatch {
+    #[inline(always)]
+    fn matches(ins: &Insn, p: &Packet, prog: &Program, env: &Env) -> bool {
+        match ins.op {
+            Op::Never => never(ins, p, prog, env),
+            Op::Proto => proto(ins, p, prog, env),
+            Op::IpVersion => ip_version(ins, p, prog, env),
+            Op::SrcNet => src_net(ins, p, prog, env),
+            Op::DstNet => dst_net(ins, p, prog, env),
+            Op::SrcMe => src_me(ins, p, prog, env),
+            Op::DstMe => dst_me(ins, p, prog, env),
+            Op::SrcPort => src_port(ins, p, prog, env),
+            Op::DstPort => dst_port(ins, p, prog, env),
+            Op::In => dir_in(ins, p, prog, env),
+            Op::Out => dir_out(ins, p, prog, env),
+            Op::Via => via(ins, p, prog, env),
+            Op::Recv => recv(ins, p, prog, env),
+            Op::Xmit => xmit(ins, p, prog, env),
+            Op::Established => established(ins, p, prog, env),
+            Op::Setup => setup(ins, p, prog, env),
+            Op::TcpFlags => tcp_flags(ins, p, prog, env),
+            Op::IcmpTypes => icmp_types(ins, p, prog, env),
+            Op::Frag => is_frag(ins, p, prog, env),
+            Op::IpOptions => ip_options(ins, p, prog, env),
+            Op::IpTos => ip_tos(ins, p, prog, env),
+            Op::IpLen => ip_len(ins, p, prog, env),
+            Op::IpTtl => ip_ttl(ins, p, prog, env),
+            Op::HasPorts => has_ports(ins, p, prog, env),
+        }
+    }
+}
+
+type OpFn = fn(&Insn, &Packet, &Program, &Env) -> bool;
+
+/// Indexed by `Op as usize`; the order must follow the enum (checked by a test).
+static TABLE: [OpFn; Op::COUNT] = [
+    never,
+    proto,
+    ip_version,
+    src_net,
+    dst_net,
+    src_me,
+    dst_me,
+    src_port,
+    dst_port,
+    dir_in,
+    dir_out,
+    via,
+    recv,
+    xmit,
+    established,
+    setup,
+    tcp_flags,
+    icmp_types,
+    is_frag,
+    ip_options,
+    ip_tos,
+    ip_len,
+    ip_ttl,
+    has_ports,
+];
+
+impl Dispatch for TableDispatch {
+    #[inline(always)]
+    fn matches(ins: &Insn, p: &Packet, prog: &Program, env: &Env) -> bool {
+        TABLE[ins.op as usize](ins, p, prog, env)
+    }
+}
+
+const TCP: u8 = 6;
+const ICMP: u8 = 1;
+
+#[inline]
+fn pool<'a, T>(items: &'a [T], ins: &Insn) -> &'a [T] {
+    &items[ins.arg as usize..ins.arg as usize + ins.len as usize]
+}
+
+#[inline]
+fn in_ranges(ranges: &[(u16, u16)], v: u16) -> bool {
+    ranges.iter().any(|&(lo, hi)| lo <= v && v <= hi)
+}
+
+#[inline]
+fn in_nets(prog: &Program, ins: &Insn, addr: u128, version: u8) -> bool {
+    pool(&prog.nets, ins)
+        .iter()
+        .any(|n| addr & n.mask == n.value && n.version == version)
+}
+
+/// Low byte of the argument must be set in `bits`, the next byte clear.
+#[inline]
+fn flags_match(bits: u8, arg: u32) -> bool {
+    let (set, clear) = (arg as u8, (arg >> 8) as u8);
+    bits & set == set && bits & clear == 0
+}
+
+#[inline]
+fn iface_bit(env: &Env, p: &Packet, k: u32) -> bool {
+    env.iface_bits
+        .get(usize::from(p.iface))
+        .is_some_and(|bits| bits & (1 << k) != 0)
+}
+
+#[inline]
+fn is_tcp_with_header(p: &Packet) -> bool {
+    p.proto == TCP && p.has_ports
+}
+
+fn never(_: &Insn, _: &Packet, _: &Program, _: &Env) -> bool {
+    false
+}
+fn proto(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    u32::from(p.proto) == i.arg
+}
+fn ip_version(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    u32::from(p.ip_version) == i.arg
+}
+fn src_net(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+    in_nets(prog, i, p.src, p.ip_version)
+}
+fn dst_net(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+    in_nets(prog, i, p.dst, p.ip_version)
+}
+fn src_me(i: &Insn, p: &Packet, _: &Program, env: &Env) -> bool {
+    u32::from(p.ip_version) == i.arg && env.me.iter().any(|&(a, v)| a == p.src && v == p.ip_version)
+}
+fn dst_me(i: &Insn, p: &Packet, _: &Program, env: &Env) -> bool {
+    u32::from(p.ip_version) == i.arg && env.me.iter().any(|&(a, v)| a == p.dst && v == p.ip_version)
+}
+fn src_port(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+    p.has_ports && in_ranges(pool(&prog.ranges, i), p.src_port)
+}
+fn dst_port(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+    p.has_ports && in_ranges(pool(&prog.ranges, i), p.dst_port)
+}
+fn dir_in(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    p.direction == Direction::In
+}
+fn dir_out(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    p.direction == Direction::Out
+}
+fn via(i: &Insn, p: &Packet, _: &Program, env: &Env) -> bool {
+    iface_bit(env, p, i.arg)
+}
+fn recv(i: &Insn, p: &Packet, _: &Program, env: &Env) -> bool {
+    p.direction == Direction::In && iface_bit(env, p, i.arg)
+}
+fn xmit(i: &Insn, p: &Packet, _: &Program, env: &Env) -> bool {
+    p.direction == Direction::Out && iface_bit(env, p, i.arg)
+}
+fn established(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    is_tcp_with_header(p) && p.tcp_flags & (tcp::ACK | tcp::RST) != 0
+}
+fn setup(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    is_tcp_with_header(p) && p.tcp_flags & (tcp::SYN | tcp::ACK) == tcp::SYN
+}
+fn tcp_flags(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    is_tcp_with_header(p) && flags_match(p.tcp_flags, i.arg)
+}
+fn icmp_types(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    p.proto == ICMP && p.has_icmp && p.icmp_type < 32 && i.arg & (1 << p.icmp_type) != 0
+}
+fn is_frag(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    p.frag & frag::LATER != 0
+}
+fn ip_options(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    flags_match(p.ip_options, i.arg)
+}
+fn ip_tos(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    flags_match(p.tos, i.arg)
+}
+fn ip_len(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+    in_ranges(pool(&prog.ranges, i), p.ip_len)
+}
+fn ip_ttl(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+    in_ranges(pool(&prog.ranges, i), u16::from(p.ttl))
+}
+fn has_ports(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    p.has_ports
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table must list functions in opcode order: each op's table entry
+    /// must agree with the `match` on a packet crafted to tell ops apart.
+    #[test]
+    fn table_order_follows_opcodes() {
+        assert_eq!(TABLE.len(), Op::COUNT);
+        for (k, f) in TABLE.iter().enumerate() {
+            assert_eq!(*f as usize, table_entry_for(k) as usize, "opcode {k}");
+        }
+    }
+
+    fn table_entry_for(k: usize) -> OpFn {
+        // Mirrors MatchDispatch; a mismatch in order shows up here.
+        let all: [(Op, OpFn); Op::COUNT] = [
+            (Op::Never, never),
+            (Op::Proto, proto),
+            (Op::IpVersion, ip_version),
+            (Op::SrcNet, src_net),
+            (Op::DstNet, dst_net),
+            (Op::SrcMe, src_me),
+            (Op::DstMe, dst_me),
+            (Op::SrcPort, src_port),
+            (Op::DstPort, dst_port),
+            (Op::In, dir_in),
+            (Op::Out, dir_out),
+            (Op::Via, via),
+            (Op::Recv, recv),
+            (Op::Xmit, xmit),
+            (Op::Established, established),
+            (Op::Setup, setup),
+            (Op::TcpFlags, tcp_flags),
+            (Op::IcmpTypes, icmp_types),
+            (Op::Frag, is_frag),
+            (Op::IpOptions, ip_options),
+            (Op::IpTos, ip_tos),
+            (Op::IpLen, ip_len),
+            (Op::IpTtl, ip_ttl),
+            (Op::HasPorts, has_ports),
+        ];
+        let (op, f) = all[k];
+        assert_eq!(op as usize, k);
+        f
+    }
+
+    #[test]
+    fn interface_patterns() {
+        assert!(iface_matches("eth0", "eth0"));
+        assert!(!iface_matches("eth0", "eth01"));
+        assert!(iface_matches("eth*", "eth01"));
+        assert!(!iface_matches("eth*", "em0"));
+    }
+}

@@ -1,0 +1,275 @@
+//! A compiled ruleset: rules as programs of micro-instructions.
+//!
+//! As in ipfw, a rule is a short run of instructions `(opcode, flags,
+//! length, argument)` that must all match (or-blocks aside), followed by
+//! its action. Instructions are small `Copy` values in one flat array;
+//! operands too big for 32 bits (addresses, port lists) live in pools that
+//! the instruction indexes. [`Program::verify`] checks every invariant the
+//! evaluator relies on, so the hot loop carries only `debug_assert!`s.
+
+use serde::Serialize;
+
+/// Micro-instruction opcodes. `repr(u8)` so a dispatch table can index by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[repr(u8)]
+pub enum Op {
+    /// Never matches (e.g. `check-state` with no state table entries).
+    Never = 0,
+    /// `proto == arg`.
+    Proto,
+    /// `ip_version == arg` (`ip4`, `ip6`, `ipversion`).
+    IpVersion,
+    /// Source address in `nets[arg .. arg+len]`.
+    SrcNet,
+    DstNet,
+    /// Source address is one of this host's (`--me`); arg = 4 or 6.
+    SrcMe,
+    DstMe,
+    /// Source port in `ranges[arg .. arg+len]`; needs a port-carrying header.
+    SrcPort,
+    DstPort,
+    /// Direction is in / out.
+    In,
+    Out,
+    /// Interface matches pattern number `arg` (any direction / in / out).
+    Via,
+    Recv,
+    Xmit,
+    /// TCP with ACK or RST.
+    Established,
+    /// TCP with SYN and without ACK.
+    Setup,
+    /// TCP flags: low byte must be set, next byte must be clear.
+    TcpFlags,
+    /// ICMP type in the bitmap `arg`.
+    IcmpTypes,
+    /// A later fragment (offset != 0).
+    Frag,
+    /// IPv4 options: low byte must be present, next byte absent.
+    IpOptions,
+    /// TOS bits: low byte must be set, next byte clear.
+    IpTos,
+    /// IP length in `ranges[arg .. arg+len]`.
+    IpLen,
+    /// TTL in `ranges[arg .. arg+len]`.
+    IpTtl,
+    /// The packet carries ports: guards a negated port list, since a later
+    /// fragment never matches a rule with ports, `not` or not (ipfw(8)).
+    HasPorts,
+}
+
+impl Op {
+    pub const COUNT: usize = Op::HasPorts as usize + 1;
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Never => "never",
+            Op::Proto => "proto",
+            Op::IpVersion => "ipversion",
+            Op::SrcNet => "src-net",
+            Op::DstNet => "dst-net",
+            Op::SrcMe => "src-me",
+            Op::DstMe => "dst-me",
+            Op::SrcPort => "src-port",
+            Op::DstPort => "dst-port",
+            Op::In => "in",
+            Op::Out => "out",
+            Op::Via => "via",
+            Op::Recv => "recv",
+            Op::Xmit => "xmit",
+            Op::Established => "established",
+            Op::Setup => "setup",
+            Op::TcpFlags => "tcpflags",
+            Op::IcmpTypes => "icmptypes",
+            Op::Frag => "frag",
+            Op::IpOptions => "ipoptions",
+            Op::IpTos => "iptos",
+            Op::IpLen => "iplen",
+            Op::IpTtl => "ipttl",
+            Op::HasPorts => "has-ports",
+        }
+    }
+}
+
+/// Invert this instruction's result.
+pub const F_NOT: u8 = 1;
+/// This instruction and the next form an or-block: ipfw's `F_OR`. All
+/// members of a block but the last carry it.
+pub const F_OR: u8 = 2;
+
+/// One micro-instruction: 8 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Insn {
+    pub op: Op,
+    pub flags: u8,
+    /// Number of pool entries for list operands.
+    pub len: u16,
+    pub arg: u32,
+}
+
+impl Insn {
+    pub fn new(op: Op, arg: u32) -> Insn {
+        Insn {
+            op,
+            flags: 0,
+            len: 0,
+            arg,
+        }
+    }
+}
+
+/// A network: `addr & mask == value`, in the packet's `u128` address form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Net {
+    pub value: u128,
+    pub mask: u128,
+    /// 4 or 6: an IPv4 network never matches an IPv6 packet, even a mapped one.
+    pub version: u8,
+}
+
+/// What a matching rule does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleAction {
+    Allow,
+    Deny,
+    /// `reject`: deny and answer ICMP host unreachable.
+    Reject,
+    /// Deny and answer ICMP unreachable with this code.
+    Unreach(u8),
+    Reset,
+    Count,
+    /// Continue at rule index `Rule::jump`.
+    Skipto(u16),
+    /// Push the next index; continue at `Rule::jump`.
+    Call(u16),
+    Return,
+    CheckState,
+}
+
+impl RuleAction {
+    /// Pass or drop, for actions that end the walk.
+    pub fn verdict(self) -> Option<Verdict> {
+        match self {
+            RuleAction::Allow => Some(Verdict::Pass),
+            RuleAction::Deny | RuleAction::Reject | RuleAction::Unreach(_) | RuleAction::Reset => {
+                Some(Verdict::Drop)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The fate of a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Drop,
+}
+
+/// One compiled rule.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    pub number: u16,
+    pub action: RuleAction,
+    /// `log`: Some(limit) with `u32::MAX` for no `logamount`.
+    pub log_limit: Option<u32>,
+    /// This rule's instructions: `insns[start..end]`.
+    pub start: u32,
+    pub end: u32,
+    /// Target index of `skipto`/`call`: the first rule numbered ≥ the target.
+    pub jump: u32,
+    /// Canonical text (as `ipfw show` prints after the counters).
+    pub text: String,
+    /// Where the rule was written, for messages (0 for the default rule).
+    pub line: u32,
+}
+
+/// Number of the implicit last rule.
+pub const DEFAULT_RULE: u16 = 65535;
+
+/// A whole compiled ruleset. Rules are sorted by number (stable); the last
+/// is always the default rule 65535, which matches everything.
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub rules: Vec<Rule>,
+    pub insns: Vec<Insn>,
+    pub nets: Vec<Net>,
+    pub ranges: Vec<(u16, u16)>,
+    /// Interface name patterns (`via eth*`), indexed by `Via`/`Recv`/`Xmit` args.
+    pub iface_patterns: Vec<String>,
+}
+
+/// Most interface patterns one ruleset may use (a bit each in a `u64`).
+pub const MAX_IFACE_PATTERNS: usize = 64;
+/// Depth of the `call` stack, as ipfw's `IP_FW_CALLSTACK_SIZE`.
+pub const CALL_STACK_DEPTH: usize = 16;
+
+impl Program {
+    pub fn rule_insns(&self, rule: &Rule) -> &[Insn] {
+        &self.insns[rule.start as usize..rule.end as usize]
+    }
+
+    /// Index of the default rule.
+    pub fn default_index(&self) -> usize {
+        self.rules.len() - 1
+    }
+
+    /// Checks what the evaluator trusts; the compiler calls it on every
+    /// program it makes, and tests call it on hand-made ones.
+    pub fn verify(&self) -> Result<(), String> {
+        let last = self.rules.last().ok_or("no rules")?;
+        if last.number != DEFAULT_RULE || last.start != last.end || last.action.verdict().is_none()
+        {
+            return Err("the last rule must be a matching-everything default rule 65535".into());
+        }
+        for (i, r) in self.rules.iter().enumerate() {
+            if r.start > r.end || r.end as usize > self.insns.len() {
+                return Err(format!(
+                    "rule {}: instruction range out of bounds",
+                    r.number
+                ));
+            }
+            if i > 0 && self.rules[i - 1].number > r.number {
+                return Err(format!("rule {}: rules out of order", r.number));
+            }
+            if matches!(r.action, RuleAction::Skipto(_) | RuleAction::Call(_))
+                && (r.jump as usize <= i || r.jump as usize >= self.rules.len())
+            {
+                return Err(format!(
+                    "rule {}: jump must go forward and stay in range",
+                    r.number
+                ));
+            }
+            let insns = self.rule_insns(r);
+            if insns.last().is_some_and(|ins| ins.flags & F_OR != 0) {
+                return Err(format!("rule {}: or-block left open", r.number));
+            }
+            for ins in insns {
+                let (pool, max) = match ins.op {
+                    Op::SrcNet | Op::DstNet => (true, self.nets.len()),
+                    Op::SrcPort | Op::DstPort | Op::IpLen | Op::IpTtl => (true, self.ranges.len()),
+                    Op::Via | Op::Recv | Op::Xmit => {
+                        if ins.arg as usize >= self.iface_patterns.len() {
+                            return Err(format!("rule {}: bad interface pattern", r.number));
+                        }
+                        (false, 0)
+                    }
+                    _ => (false, 0),
+                };
+                if pool && (ins.len == 0 || ins.arg as usize + ins.len as usize > max) {
+                    return Err(format!(
+                        "rule {}: {} operand out of range",
+                        r.number,
+                        ins.op.name()
+                    ));
+                }
+            }
+        }
+        if self.iface_patterns.len() > MAX_IFACE_PATTERNS {
+            return Err("too many interface patterns".into());
+        }
+        Ok(())
+    }
+}
