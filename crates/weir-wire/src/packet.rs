@@ -121,13 +121,15 @@ pub mod tcp {
 /// One decoded frame. Small, `Copy`, no pointers into the frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Packet {
-    /// Source address; IPv4 in IPv4-mapped form. Zero unless `l3 == Ip`.
+    /// Source address; IPv4 in IPv4-mapped form. Zero for non-IP; for a
+    /// malformed packet, whatever was decoded before the failure.
     pub src: u128,
     /// Destination address; IPv4 in IPv4-mapped form.
     pub dst: u128,
     /// Layer-3 status.
     pub l3: L3,
-    /// 4 or 6 for IP; 0 otherwise.
+    /// 4 or 6 for IP, and for a malformed packet whose version field was
+    /// valid; 0 otherwise.
     pub ip_version: u8,
     /// Upper-layer protocol (after the IPv6 extension-header walk).
     pub proto: u8,
