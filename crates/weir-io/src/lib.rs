@@ -1,1 +1,27 @@
-//! weir-io (being written)
+//! weir-io: capture files in and out.
+//!
+//! pcap and pcapng are read and written by hand rather than with the
+//! `pcap-file` or `pcap-parser` crates, because weir needs three things they
+//! do not give together: errors that name the byte offset of the corruption;
+//! zero-copy reading into one reused, bounded buffer (read in 1 MiB chunks, no
+//! allocation per packet) so file-to-file replay keeps up with tcpdump; and,
+//! on write, EPB flags, per-interface names and per-packet comments.
+//!
+//! Reading: [`open_capture`] / [`CaptureReader::new`] detect the format;
+//! [`CaptureReader::next_frame`] yields [`Frame`]s borrowed from the buffer.
+//! Writing: [`PcapWriter`], [`PcapngWriter`], and [`CaptureWriter`], which
+//! mirrors an input's format and interfaces.
+
+mod endian;
+mod error;
+mod input;
+mod mirror;
+mod pcap;
+mod pcapng;
+mod reader;
+mod writer;
+
+pub use error::CaptureError;
+pub use mirror::CaptureWriter;
+pub use reader::{open_capture, CaptureReader, Format, Frame, Interface};
+pub use writer::{PcapWriter, PcapngWriter};

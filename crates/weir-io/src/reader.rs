@@ -1,0 +1,193 @@
+//! `CaptureReader`: detects pcap or pcapng from the first four bytes and hands
+//! out frames that borrow the reader's one buffer.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::ops::Range;
+use std::path::Path;
+
+use weir_wire::{Direction, LinkType};
+
+use crate::endian::Endian;
+use crate::error::CaptureError;
+use crate::input::Input;
+use crate::pcap::{self, PcapState};
+use crate::pcapng::{self, NgState};
+
+/// Container format of a capture, as read or to be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Pcap { nanos: bool, big_endian: bool },
+    Pcapng,
+}
+
+/// A capture interface: the pcap file header, or one pcapng IDB.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Interface {
+    pub link_type: LinkType,
+    /// 0 in pcapng means "no limit".
+    pub snaplen: u32,
+    pub name: Option<String>,
+}
+
+/// One captured frame, borrowed from the reader's buffer until the next call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame<'a> {
+    /// Nanoseconds since the epoch.
+    pub ts_ns: u64,
+    /// Global interface index: always 0 for pcap; for pcapng an index over
+    /// the IDBs of all sections in file order (see `CaptureReader::interfaces`).
+    pub iface: u32,
+    pub link_type: LinkType,
+    pub orig_len: u32,
+    pub data: &'a [u8],
+    /// From pcapng `epb_flags` bits 0-1; `Unknown` otherwise.
+    pub direction: Direction,
+    /// Byte offset of this record or block in the input.
+    pub offset: u64,
+}
+
+/// A frame before its data range is turned into a slice.
+pub(crate) struct Record {
+    pub(crate) ts_ns: u64,
+    pub(crate) iface: u32,
+    pub(crate) link_type: LinkType,
+    pub(crate) orig_len: u32,
+    pub(crate) data: Range<usize>,
+    pub(crate) direction: Direction,
+    pub(crate) offset: u64,
+}
+
+enum Kind {
+    Pcap(PcapState, [Interface; 1]),
+    Pcapng(NgState),
+}
+
+/// Streaming reader of pcap and pcapng files.
+///
+/// After an error, further calls to [`next_frame`](Self::next_frame) return
+/// `Ok(None)`: the input past a corrupt length cannot be trusted.
+pub struct CaptureReader<R: Read> {
+    input: Input<R>,
+    kind: Kind,
+    failed: bool,
+}
+
+impl<R: Read> CaptureReader<R> {
+    /// Reads and checks the pcap file header or the first pcapng SHB.
+    pub fn new(r: R) -> Result<Self, CaptureError> {
+        let mut input = Input::new(r);
+        let n = input
+            .fill(4)
+            .map_err(|source| CaptureError::Io { offset: 0, source })?;
+        if n < 4 {
+            return Err(CaptureError::Truncated {
+                offset: 0,
+                what: "file header",
+            });
+        }
+        let magic = Endian::Little.u32(input.avail(), 0);
+        let kind = if magic == pcapng::SHB {
+            let mut st = NgState::new();
+            pcapng::step(&mut st, &mut input)?;
+            Kind::Pcapng(st)
+        } else if let Some((endian, nanos)) = pcap::classify_magic(magic) {
+            let st = pcap::read_header(&mut input, endian, nanos)?;
+            let iface = Interface {
+                link_type: st.link_type,
+                snaplen: st.snaplen,
+                name: None,
+            };
+            Kind::Pcap(st, [iface])
+        } else {
+            return Err(CaptureError::BadMagic { offset: 0, magic });
+        };
+        Ok(CaptureReader {
+            input,
+            kind,
+            failed: false,
+        })
+    }
+
+    pub fn format(&self) -> Format {
+        match &self.kind {
+            Kind::Pcap(st, _) => Format::Pcap {
+                nanos: st.nanos,
+                big_endian: st.endian == Endian::Big,
+            },
+            Kind::Pcapng(_) => Format::Pcapng,
+        }
+    }
+
+    /// Interfaces seen so far, indexed by [`Frame::iface`]. For pcap this is
+    /// the one file header; for pcapng it grows as IDBs are read.
+    pub fn interfaces(&self) -> &[Interface] {
+        match &self.kind {
+            Kind::Pcap(_, i) => i,
+            Kind::Pcapng(st) => &st.interfaces,
+        }
+    }
+
+    /// Bytes of input consumed so far: the offset just past the last record
+    /// or block read.
+    pub fn bytes_read(&self) -> u64 {
+        self.input.offset()
+    }
+
+    /// The next frame, or `None` at the end of input.
+    pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
+        Ok(self.next_with_interfaces()?.map(|(f, _)| f))
+    }
+
+    /// Like [`next_frame`](Self::next_frame), also returning the interface
+    /// list: a frame borrows the reader, so `interfaces()` cannot be called
+    /// while it is alive, yet writers need both.
+    pub fn next_with_interfaces(
+        &mut self,
+    ) -> Result<Option<(Frame<'_>, &[Interface])>, CaptureError> {
+        if self.failed {
+            return Ok(None);
+        }
+        let rec = match &mut self.kind {
+            Kind::Pcap(st, _) => pcap::next_record(st, &mut self.input),
+            Kind::Pcapng(st) => pcapng::next_record(st, &mut self.input),
+        };
+        let rec = match rec {
+            Ok(Some(r)) => r,
+            Ok(None) => return Ok(None),
+            Err(e) => {
+                self.failed = true;
+                return Err(e);
+            }
+        };
+        let frame = Frame {
+            ts_ns: rec.ts_ns,
+            iface: rec.iface,
+            link_type: rec.link_type,
+            orig_len: rec.orig_len,
+            data: self.input.slice(rec.data),
+            direction: rec.direction,
+            offset: rec.offset,
+        };
+        Ok(Some((frame, self.interfaces())))
+    }
+
+    /// Gives back the underlying reader; buffered unread bytes are lost.
+    pub fn into_inner(self) -> R {
+        self.input.into_inner()
+    }
+}
+
+/// Opens a capture file; `-` reads standard input.
+pub fn open_capture(path: &Path) -> Result<CaptureReader<Box<dyn Read + Send>>, CaptureError> {
+    let r: Box<dyn Read + Send> = if path.as_os_str() == "-" {
+        Box::new(io::stdin())
+    } else {
+        let f = File::open(path).map_err(|source| CaptureError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Box::new(f)
+    };
+    CaptureReader::new(r)
+}
