@@ -1,0 +1,49 @@
+//! `next_frame` does not allocate once the generator has warmed up, and its
+//! memory does not grow with the number of frames. A counting allocator
+//! needs its own test binary, hence this file.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+struct Counting;
+
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn no_allocation_per_frame() {
+    let mut g = weir_gen::Generator::new(weir_gen::GenConfig {
+        seed: 1,
+        count: 200_000,
+        malformed_per_mille: 50,
+        ..Default::default()
+    });
+    for _ in 0..1000 {
+        g.next_frame().unwrap();
+    }
+    let before = ALLOCS.load(Relaxed);
+    assert!(before > 0, "the counter sees the generator's set-up");
+    let mut frames = 0u64;
+    while let Some(f) = g.next_frame() {
+        frames += u64::from(!f.data.is_empty());
+    }
+    let after = ALLOCS.load(Relaxed);
+    assert_eq!(frames, 199_000);
+    assert_eq!(after - before, 0, "allocations while generating");
+}
