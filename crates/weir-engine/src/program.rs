@@ -148,6 +148,22 @@ pub enum RuleAction {
 }
 
 impl RuleAction {
+    /// The action's keyword, as in rule text and verdict files.
+    pub fn word(self) -> &'static str {
+        match self {
+            RuleAction::Allow => "allow",
+            RuleAction::Deny => "deny",
+            RuleAction::Reject => "reject",
+            RuleAction::Unreach(_) => "unreach",
+            RuleAction::Reset => "reset",
+            RuleAction::Count => "count",
+            RuleAction::Skipto(_) => "skipto",
+            RuleAction::Call(_) => "call",
+            RuleAction::Return => "return",
+            RuleAction::CheckState => "check-state",
+        }
+    }
+
     /// Pass or drop, for actions that end the walk.
     pub fn verdict(self) -> Option<Verdict> {
         match self {
@@ -271,5 +287,103 @@ impl Program {
             return Err("too many interface patterns".into());
         }
         Ok(())
+    }
+}
+
+impl Net {
+    /// `10.0.0.0/8`, `10.0.0.0:255.0.255.0`, `2001:db8::/32`.
+    pub fn describe(&self) -> String {
+        if self.version == 4 {
+            let (a, m) = (
+                std::net::Ipv4Addr::from(self.value as u32),
+                self.mask as u32,
+            );
+            if m.leading_ones() + m.trailing_zeros() == 32 {
+                format!("{a}/{}", m.leading_ones())
+            } else {
+                format!("{a}:{}", std::net::Ipv4Addr::from(m))
+            }
+        } else {
+            format!(
+                "{}/{}",
+                std::net::Ipv6Addr::from(self.value),
+                self.mask.leading_ones()
+            )
+        }
+    }
+}
+
+impl Program {
+    /// One instruction in words, for `weir explain`.
+    pub fn describe(&self, ins: &Insn) -> String {
+        let not = if ins.flags & F_NOT != 0 { "not " } else { "" };
+        let range = || ins.arg as usize..ins.arg as usize + ins.len as usize;
+        let ranges = || {
+            self.ranges[range()]
+                .iter()
+                .map(|&(lo, hi)| {
+                    if lo == hi {
+                        lo.to_string()
+                    } else {
+                        format!("{lo}-{hi}")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let nets = || {
+            self.nets[range()]
+                .iter()
+                .map(Net::describe)
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let bits = |what: &str| {
+            format!(
+                "{what} set 0x{:02x} clear 0x{:02x}",
+                ins.arg & 0xff,
+                ins.arg >> 8
+            )
+        };
+        let iface = || {
+            self.iface_patterns
+                .get(ins.arg as usize)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let text = match ins.op {
+            Op::Never => "never".to_owned(),
+            Op::Proto => format!("proto {}", ins.arg),
+            Op::IpVersion => format!("ipversion {}", ins.arg),
+            Op::SrcNet => format!("src {}", nets()),
+            Op::DstNet => format!("dst {}", nets()),
+            Op::SrcMe => format!("src me (IPv{})", ins.arg),
+            Op::DstMe => format!("dst me (IPv{})", ins.arg),
+            Op::SrcPort => format!("src-port {}", ranges()),
+            Op::DstPort => format!("dst-port {}", ranges()),
+            Op::In => "in".to_owned(),
+            Op::Out => "out".to_owned(),
+            Op::Via => format!("via {}", iface()),
+            Op::Recv => format!("recv {}", iface()),
+            Op::Xmit => format!("xmit {}", iface()),
+            Op::Established => "established".to_owned(),
+            Op::Setup => "setup".to_owned(),
+            Op::TcpFlags => bits("tcpflags"),
+            Op::IcmpTypes => {
+                let types: Vec<String> = (0..32)
+                    .filter(|t| ins.arg >> t & 1 == 1)
+                    .map(|t| t.to_string())
+                    .collect();
+                format!("icmptypes {}", types.join(","))
+            }
+            Op::Frag => "frag".to_owned(),
+            Op::IpOptions => bits("ipoptions"),
+            Op::IpTos => bits("iptos"),
+            Op::IpLen => format!("iplen {}", ranges()),
+            Op::IpTtl => format!("ipttl {}", ranges()),
+            Op::HasPorts => "has ports".to_owned(),
+        };
+        let or = if ins.flags & F_OR != 0 { " or" } else { "" };
+        format!("{not}{text}{or}")
     }
 }

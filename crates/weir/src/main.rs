@@ -1,1 +1,137 @@
-fn main() {}
+//! weir: the command-line front end. Thin glue over the library crates.
+
+mod cli;
+mod demo;
+mod explain;
+mod gen;
+mod replay;
+mod report;
+mod setup;
+
+use clap::Parser;
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Why a command failed, which decides the exit code.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad flags or unreadable ruleset file: exit 2.
+    Usage(String),
+    /// Ruleset errors, already rendered with carets: exit 2.
+    Rules(String),
+    /// Corrupt capture, I/O error: exit 1.
+    Runtime(String),
+    /// The reader of our output went away: quiet exit 0, as ripgrep does.
+    BrokenPipe,
+}
+
+impl Failure {
+    pub fn from_io(what: &str, e: std::io::Error) -> Failure {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            Failure::BrokenPipe
+        } else {
+            Failure::Runtime(format!("{what}: {e}"))
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let result = match &cli.command {
+        cli::Command::Demo(a) => demo::demo(a),
+        cli::Command::Check(a) => check(a),
+        cli::Command::Run(a) => replay::run(a),
+        cli::Command::Explain(a) => explain::explain(a),
+        cli::Command::Gen(a) => gen::gen(a),
+    };
+    match result {
+        Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
+        Err(Failure::Usage(msg)) => {
+            eprintln!("weir: {msg}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Rules(msg)) => {
+            eprintln!("{msg}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Runtime(msg)) => {
+            eprintln!("weir: {msg}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn check(args: &cli::CheckArgs) -> Result<(), Failure> {
+    let names = weir_rules::Names::system();
+    let program = setup::load_program(&args.rules, &names, &Default::default())?;
+    if args.print {
+        for r in &program.rules {
+            println!("{:05} {}", r.number, r.text);
+        }
+    } else {
+        let n = program.rules.len() - 1;
+        let insns = program.insns.len();
+        eprintln!(
+            "{}: {n} rules, {insns} micro-instructions, ok",
+            args.rules.display()
+        );
+    }
+    Ok(())
+}
+
+/// A progress bar for long replays, only on a terminal and only after a
+/// second has passed (short runs stay quiet).
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    enabled: bool,
+    total: u64,
+    start: Instant,
+}
+
+impl Progress {
+    pub fn for_input(path: &Path) -> Progress {
+        let total = if path.as_os_str() == "-" {
+            0
+        } else {
+            std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+        };
+        Progress::new(total)
+    }
+
+    pub fn new(total: u64) -> Progress {
+        Progress {
+            bar: None,
+            enabled: std::io::stderr().is_terminal(),
+            total,
+            start: Instant::now(),
+        }
+    }
+
+    pub fn update(&mut self, pos: u64) {
+        if !self.enabled || self.start.elapsed() < Duration::from_secs(1) {
+            return;
+        }
+        let total = self.total;
+        let bar = self.bar.get_or_insert_with(|| {
+            let bar = indicatif::ProgressBar::new(total);
+            let style = if total > 0 {
+                "{elapsed_precise} [{bar:40}] {bytes}/{total_bytes} ({bytes_per_sec})"
+            } else {
+                "{elapsed_precise} {bytes} ({bytes_per_sec})"
+            };
+            if let Ok(s) = indicatif::ProgressStyle::with_template(style) {
+                bar.set_style(s.progress_chars("=> "));
+            }
+            bar
+        });
+        bar.set_position(pos);
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Command-line flags, each defined once with its help.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+const ABOUT: &str = "weir: a user-space packet filter that measures itself.
+
+Reads ipfw-style rulesets, compiles each rule to micro-instructions and
+decides packets first-match, with per-rule counters, skipto, call/return,
+count and log.";
+
+const EXAMPLES: &str = "Examples:
+  weir demo                                       bundled ruleset over a generated trace
+  weir check rules.conf                           exit 0, or 2 with file:line:col errors
+  weir run rules.conf -r in.pcap --counters       replay; counters as `ipfw show` prints them
+  weir run rules.conf -r in.pcap -w pass.pcap --drop-out drop.pcap
+  weir run rules.conf -r in.pcapng --annotate out.pcapng   per-packet comment: rule 300 deny
+  weir run rules.conf -r in.pcap --verdicts v.csv          index,rule,action,note per packet
+  weir explain rules.conf -r in.pcap --packet 17  which rules and instructions ran, and why
+  weir gen -n 1000000 --seed 7 -o trace.pcap      reproducible realistic trace
+
+Exit codes: 0 ok, 1 runtime error (unreadable or corrupt capture, I/O), 2 usage or ruleset error.";
+
+#[derive(Parser, Debug)]
+#[command(name = "weir", version, about = ABOUT, after_help = EXAMPLES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the bundled demo ruleset over a generated trace and show the counters.
+    Demo(DemoArgs),
+    /// Parse and compile a ruleset; print errors as file:line:col with a caret.
+    Check(CheckArgs),
+    /// Replay a capture through a ruleset: verdicts, split files, counters.
+    Run(RunArgs),
+    /// Show which rules and instructions ran for one packet, and why.
+    Explain(ExplainArgs),
+    /// Write a seeded, reproducible trace of realistic traffic (pcap).
+    Gen(GenArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "Example:\n  weir demo --count 1000000 --dispatch table")]
+pub struct DemoArgs {
+    /// Packets to generate.
+    #[arg(short = 'n', long, default_value_t = 200_000)]
+    pub count: u64,
+    /// Generator seed.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+    /// Print the summary and counters as JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long, value_enum, default_value_t = DispatchArg::Match)]
+    pub dispatch: DispatchArg,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  weir check rules.conf\n  weir check --print rules.conf    # canonical form, one rule per line"
+)]
+pub struct CheckArgs {
+    /// Ruleset file (ipfw syntax), or - for stdin.
+    pub rules: PathBuf,
+    /// Print the compiled ruleset in canonical form.
+    #[arg(long)]
+    pub print: bool,
+}
+
+/// Options that shape how a ruleset is compiled and packets are seen.
+#[derive(Args, Debug, Clone)]
+pub struct EngineArgs {
+    /// The implicit rule 65535 allows instead of denying.
+    #[arg(long)]
+    pub default_allow: bool,
+    /// Opcode dispatch: a `match`, or a table of function pointers.
+    #[arg(long, value_enum, default_value_t = DispatchArg::Match)]
+    pub dispatch: DispatchArg,
+    /// Verdict for non-IP frames (ARP, LLDP, …), which ipfw never sees.
+    #[arg(long, value_enum, default_value_t = VerdictArg::Pass, value_name = "VERDICT")]
+    pub non_ip: VerdictArg,
+    /// Verdict for frames that claim IP but cannot be decoded.
+    #[arg(long, value_enum, default_value_t = VerdictArg::Drop, value_name = "VERDICT")]
+    pub malformed: VerdictArg,
+    /// Direction of packets whose capture does not say (pcapng flags and
+    /// Linux SLL headers do).
+    #[arg(long, value_enum, default_value_t = DirArg::In)]
+    pub dir: DirArg,
+    /// Interface name for captures that do not name theirs (all of pcap).
+    #[arg(long, value_name = "NAME")]
+    pub iface: Option<String>,
+    /// This host's addresses, for `me` and `me6` (comma-separated).
+    #[arg(long, value_name = "ADDR,...", value_delimiter = ',')]
+    pub me: Vec<std::net::IpAddr>,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  weir run rules.conf -r in.pcap --counters
+  weir run rules.conf -r in.pcap -w pass.pcap --drop-out drop.pcap
+  tcpdump -w - -i eth0 | weir run rules.conf -r - --json
+  weir run rules.conf -r in.pcapng --annotate out.pcapng
+    (Wireshark: frame.comment contains \"rule 300 \")")]
+pub struct RunArgs {
+    /// Ruleset file (ipfw syntax).
+    pub rules: PathBuf,
+    /// Capture to read (pcap or pcapng), or - for stdin.
+    #[arg(short = 'r', value_name = "FILE")]
+    pub read: PathBuf,
+    /// Write passed packets here, in the input's format (- for stdout).
+    #[arg(short = 'w', value_name = "FILE")]
+    pub write: Option<PathBuf>,
+    /// Write dropped packets here, in the input's format.
+    #[arg(long, value_name = "FILE")]
+    pub drop_out: Option<PathBuf>,
+    /// Write every packet to a pcapng whose comments name the deciding rule.
+    #[arg(long, value_name = "FILE")]
+    pub annotate: Option<PathBuf>,
+    /// Write one CSV line per packet: index,rule,action,note.
+    #[arg(long, value_name = "FILE")]
+    pub verdicts: Option<PathBuf>,
+    /// Print per-rule counters as `ipfw show` does.
+    #[arg(long)]
+    pub counters: bool,
+    /// Print the summary and per-rule counters as JSON (nft -j style).
+    #[arg(long)]
+    pub json: bool,
+    /// List the rules that matched no packet.
+    #[arg(long)]
+    pub unmatched: bool,
+    /// Stop after this many packets.
+    #[arg(short = 'c', value_name = "COUNT")]
+    pub count: Option<u64>,
+    /// Where `log` rules write (default: stderr).
+    #[arg(long, value_name = "FILE")]
+    pub log_file: Option<PathBuf>,
+    /// Log line format.
+    #[arg(long, value_enum, default_value_t = LogFormatArg::Text)]
+    pub log_format: LogFormatArg,
+    /// No closing summary on stderr.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "Example:\n  weir explain rules.conf -r in.pcap --packet 17")]
+pub struct ExplainArgs {
+    /// Ruleset file (ipfw syntax).
+    pub rules: PathBuf,
+    /// Capture to read, or - for stdin.
+    #[arg(short = 'r', value_name = "FILE")]
+    pub read: PathBuf,
+    /// Packet number, 1-based as tcpdump and Wireshark count.
+    #[arg(long, value_name = "N")]
+    pub packet: u64,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  weir gen -n 1000000 --seed 7 -o trace.pcap\n  weir gen -n 100 -o - | tcpdump -nr -"
+)]
+pub struct GenArgs {
+    /// Number of packets.
+    #[arg(short = 'n', long, default_value_t = 100_000)]
+    pub count: u64,
+    /// Seed: the same seed and count give the same bytes.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+    /// Output pcap file, or - for stdout.
+    #[arg(short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+    /// Malformed frames per thousand.
+    #[arg(long, default_value_t = 2)]
+    pub malformed_per_mille: u32,
+    /// Write nanosecond timestamps (default microsecond, as tcpdump).
+    #[arg(long)]
+    pub nanos: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum DispatchArg {
+    Match,
+    Table,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum VerdictArg {
+    Pass,
+    Drop,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum DirArg {
+    In,
+    Out,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum LogFormatArg {
+    Text,
+    Json,
+}

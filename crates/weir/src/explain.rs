@@ -1,0 +1,177 @@
+//! `weir explain`: replay up to packet N, then show its walk through the rules.
+
+use crate::cli::ExplainArgs;
+use crate::replay::{capture_failure, interface_names, place};
+use crate::setup::build_engine;
+use crate::Failure;
+use std::fmt::Write;
+use weir_engine::{Engine, Trace, Verdict};
+use weir_io::open_capture;
+use weir_rules::Names;
+use weir_wire::{decode, tcp, Direction, Packet, L3};
+
+pub fn explain(args: &ExplainArgs) -> Result<(), Failure> {
+    if args.packet == 0 {
+        return Err(Failure::Usage(
+            "--packet counts from 1, as tcpdump and Wireshark do".into(),
+        ));
+    }
+    let names = Names::system();
+    let mut engine = build_engine(&args.rules, &args.engine, &names)?;
+    let mut reader = open_capture(&args.read).map_err(|e| capture_failure(&args.read, e))?;
+    let default_dir: Direction = args.engine.dir.into();
+    let mut index = 0u64;
+    loop {
+        let (frame, ifaces) = match reader.next_with_interfaces() {
+            Ok(Some(x)) => x,
+            Ok(None) => {
+                return Err(Failure::Usage(format!(
+                    "{} has {index} packets; there is no packet {}",
+                    args.read.display(),
+                    args.packet
+                )))
+            }
+            Err(e) => return Err(capture_failure(&args.read, e)),
+        };
+        index += 1;
+        engine.set_interfaces(&interface_names(ifaces, args.engine.iface.as_deref()));
+        let mut p = decode(frame.link_type, frame.data, frame.orig_len);
+        place(&mut p, &frame, default_dir);
+        if index < args.packet {
+            // Earlier packets go through too, so later state (counters,
+            // logamount) is what a full replay would have.
+            engine.decide(&p);
+            continue;
+        }
+        let iface = ifaces
+            .get(frame.iface as usize)
+            .and_then(|i| i.name.clone());
+        let iface = iface.or_else(|| args.engine.iface.clone());
+        print!(
+            "{}",
+            report(
+                &mut engine,
+                &p,
+                index,
+                frame.offset,
+                iface.as_deref(),
+                &names
+            )
+        );
+        return Ok(());
+    }
+}
+
+fn report(
+    engine: &mut Engine,
+    p: &Packet,
+    index: u64,
+    offset: u64,
+    iface: Option<&str>,
+    names: &Names,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "packet {index} (byte offset {offset}): {}",
+        describe_packet(p, iface, names)
+    );
+    let mut trace = Trace::default();
+    let d = engine.decide_observed(p, &mut trace);
+    let Some(decider) = d.rule else {
+        let why = match p.l3 {
+            L3::Malformed(m) => format!("malformed ({}): the rules never see it", m.name()),
+            _ => "not IP: a layer-3 filter never sees it".to_owned(),
+        };
+        let _ = writeln!(out, "{why}; policy verdict: {}", verdict_word(d.verdict));
+        return out;
+    };
+    let prog = &engine.program;
+    for step in &trace.rules {
+        let rule = &prog.rules[step.rule];
+        let insns = prog.rule_insns(rule);
+        let mark = if step.matched { "match" } else { "no" };
+        let _ = writeln!(out, "  {:05} {:<5} {}", rule.number, mark, rule.text);
+        if step.insns.is_empty() && step.matched {
+            let _ = writeln!(out, "               (no conditions: matches every packet)");
+        }
+        for &(k, ok) in &step.insns {
+            let _ = writeln!(
+                out,
+                "               {} {}",
+                if ok { "yes" } else { "NO " },
+                prog.describe(&insns[k])
+            );
+        }
+    }
+    let rule = &prog.rules[decider];
+    let _ = writeln!(
+        out,
+        "decided by rule {:05} ({}): {}",
+        rule.number,
+        rule.action.word(),
+        verdict_word(d.verdict)
+    );
+    out
+}
+
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "pass",
+        Verdict::Drop => "drop",
+    }
+}
+
+/// One line, tcpdump-like: `TCP 10.0.0.1:1234 > 10.0.0.2:80 [S] in via eth0, 60 bytes`.
+pub fn describe_packet(p: &Packet, iface: Option<&str>, names: &Names) -> String {
+    let mut s = String::new();
+    match p.l3 {
+        L3::NonIp => s.push_str("non-IP frame"),
+        L3::Malformed(m) => {
+            let _ = write!(s, "malformed ({})", m.name());
+        }
+        L3::Ip => {
+            let proto = names
+                .protocol_name(p.proto)
+                .map(str::to_ascii_uppercase)
+                .unwrap_or_else(|| format!("proto {}", p.proto));
+            let (src, dst) = (p.src_ip(), p.dst_ip());
+            if p.has_ports {
+                let _ = write!(s, "{proto} {src}.{} > {dst}.{}", p.src_port, p.dst_port);
+            } else {
+                let _ = write!(s, "{proto} {src} > {dst}");
+            }
+            if p.proto == 6 && p.has_ports {
+                let flags: String = [
+                    (tcp::SYN, 'S'),
+                    (tcp::FIN, 'F'),
+                    (tcp::RST, 'R'),
+                    (tcp::PSH, 'P'),
+                    (tcp::ACK, '.'),
+                    (tcp::URG, 'U'),
+                ]
+                .iter()
+                .filter(|(b, _)| p.tcp_flags & b != 0)
+                .map(|&(_, c)| c)
+                .collect();
+                let _ = write!(s, " [{flags}]");
+            }
+            if p.has_icmp {
+                let _ = write!(s, " type {} code {}", p.icmp_type, p.icmp_code);
+            }
+            if p.frag & weir_wire::frag::LATER != 0 {
+                s.push_str(" (later fragment)");
+            }
+            let _ = write!(s, ", ttl {}, {} bytes", p.ttl, p.ip_len);
+        }
+    }
+    let dir = match p.direction {
+        Direction::Out => "out",
+        _ => "in",
+    };
+    let _ = write!(s, ", {dir}");
+    if let Some(i) = iface {
+        let _ = write!(s, " via {i}");
+    }
+    s
+}

@@ -1,0 +1,130 @@
+//! Start-up work shared by the commands: load a ruleset, build an engine,
+//! open outputs. Everything here runs once, never per packet.
+
+use crate::cli::{DirArg, DispatchArg, EngineArgs, LogFormatArg, VerdictArg};
+use crate::Failure;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::Path;
+use weir_engine::{
+    CompileOptions, DispatchKind, Engine, LogFormat, Logger, Policy, Program, Verdict,
+};
+use weir_rules::Names;
+use weir_wire::{addr_to_u128, Direction};
+
+/// Reads and compiles a ruleset; errors come back rendered with carets.
+pub fn load_program(path: &Path, names: &Names, opts: &CompileOptions) -> Result<Program, Failure> {
+    let text = read_text(path)?;
+    compile_text(&path.display().to_string(), &text, names, opts)
+}
+
+pub fn compile_text(
+    file: &str,
+    text: &str,
+    names: &Names,
+    opts: &CompileOptions,
+) -> Result<Program, Failure> {
+    weir_engine::load(text, names, opts).map_err(|errors| {
+        let rendered: Vec<String> = errors
+            .iter()
+            .map(|d| d.render(file, text).to_string())
+            .collect();
+        Failure::Rules(rendered.join("\n"))
+    })
+}
+
+pub fn read_text(path: &Path) -> Result<String, Failure> {
+    let mut text = String::new();
+    let res = if path.as_os_str() == "-" {
+        io::stdin().read_to_string(&mut text)
+    } else {
+        File::open(path).and_then(|mut f| f.read_to_string(&mut text))
+    };
+    res.map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+    Ok(text)
+}
+
+impl From<DispatchArg> for DispatchKind {
+    fn from(d: DispatchArg) -> DispatchKind {
+        match d {
+            DispatchArg::Match => DispatchKind::Match,
+            DispatchArg::Table => DispatchKind::Table,
+        }
+    }
+}
+
+impl From<VerdictArg> for Verdict {
+    fn from(v: VerdictArg) -> Verdict {
+        match v {
+            VerdictArg::Pass => Verdict::Pass,
+            VerdictArg::Drop => Verdict::Drop,
+        }
+    }
+}
+
+impl From<DirArg> for Direction {
+    fn from(d: DirArg) -> Direction {
+        match d {
+            DirArg::In => Direction::In,
+            DirArg::Out => Direction::Out,
+        }
+    }
+}
+
+impl From<LogFormatArg> for LogFormat {
+    fn from(f: LogFormatArg) -> LogFormat {
+        match f {
+            LogFormatArg::Text => LogFormat::Text,
+            LogFormatArg::Json => LogFormat::Json,
+        }
+    }
+}
+
+/// Compiles the ruleset and builds an engine configured by the flags.
+pub fn build_engine(rules: &Path, args: &EngineArgs, names: &Names) -> Result<Engine, Failure> {
+    let opts = CompileOptions {
+        default_allow: args.default_allow,
+    };
+    let program = load_program(rules, names, &opts)?;
+    let mut engine = Engine::new(program);
+    engine.dispatch = args.dispatch.into();
+    engine.policy = Policy {
+        non_ip: args.non_ip.into(),
+        malformed: args.malformed.into(),
+    };
+    engine.env.me = args
+        .me
+        .iter()
+        .map(|a| (addr_to_u128(*a), if a.is_ipv4() { 4 } else { 6 }))
+        .collect();
+    Ok(engine)
+}
+
+/// Attaches a logger writing to `path`, or to stderr.
+pub fn attach_logger(
+    engine: &mut Engine,
+    path: Option<&Path>,
+    format: LogFormatArg,
+    names: &Names,
+) -> Result<(), Failure> {
+    let out: Box<dyn Write + Send> = match path {
+        Some(p) => Box::new(create(p)?),
+        None => Box::new(io::stderr()),
+    };
+    let logger = Logger::new(out, format.into(), names, &engine.program.rules);
+    engine.set_logger(logger);
+    Ok(())
+}
+
+/// Creates an output file, or stdout for `-`. Writers buffer themselves.
+pub fn create_output(path: &Path) -> Result<Box<dyn Write + Send>, Failure> {
+    if path.as_os_str() == "-" {
+        Ok(Box::new(io::stdout()))
+    } else {
+        Ok(Box::new(create(path)?))
+    }
+}
+
+fn create(path: &Path) -> Result<File, Failure> {
+    File::create(path).map_err(|e| Failure::Runtime(format!("{}: {e}", path.display())))
+}
