@@ -34,16 +34,23 @@ pub fn compile(
             rule,
         };
         match c.body().and_then(|()| action(rule)) {
-            Ok(action) => prog.rules.push(Rule {
-                number: rule.number,
-                action,
-                log_limit: rule.log.map(|l| l.amount.unwrap_or(u32::MAX)),
-                start,
-                end: prog.insns.len() as u32,
-                jump: 0,
-                text: rule.to_string(),
-                line: rule.span.line,
-            }),
+            Ok(action) => {
+                let (proto, version) = hoist_header(&mut prog.insns, start as usize);
+                prog.rules.push(Rule {
+                    number: rule.number,
+                    action,
+                    log_limit: rule.log.map(|l| l.amount.unwrap_or(u32::MAX)),
+                    start,
+                    end: prog.insns.len() as u32,
+                    jump: 0,
+                    proto,
+                    version,
+                    skip_proto: 0,
+                    skip_version: 0,
+                    text: rule.to_string(),
+                    line: rule.span.line,
+                })
+            }
             Err(e) => {
                 prog.insns.truncate(start as usize);
                 errors.push(e);
@@ -66,10 +73,15 @@ pub fn compile(
         start: end,
         end,
         jump: 0,
+        proto: None,
+        version: None,
+        skip_proto: 0,
+        skip_version: 0,
         text: text.to_owned(),
         line: 0,
     });
     resolve_jumps(&mut prog.rules);
+    skip_steps(&mut prog.rules);
     prog.verify()
         .map_err(|msg| vec![Diagnostic::new(Span::default(), msg)])?;
     Ok(prog)
@@ -81,6 +93,42 @@ fn resolve_jumps(rules: &mut [Rule]) {
         if let RuleAction::Skipto(n) | RuleAction::Call(n) = rules[i].action {
             rules[i].jump = rules.partition_point(|r| r.number < n) as u32;
         }
+    }
+}
+
+/// Moves plain (not negated, not or-ed) `proto` and `ipversion` tests
+/// out of a rule's instructions into its header, where skip steps apply.
+fn hoist_header(insns: &mut Vec<Insn>, start: usize) -> (Option<u8>, Option<u8>) {
+    let (mut proto, mut version) = (None, None);
+    let mut k = start;
+    while k < insns.len() {
+        let ins = insns[k];
+        let plain = ins.flags == 0;
+        let prev_or = k > start && insns[k - 1].flags & F_OR != 0;
+        match ins.op {
+            Op::Proto if plain && !prev_or && proto.is_none() => proto = Some(ins.arg as u8),
+            Op::IpVersion if plain && !prev_or && version.is_none() => {
+                version = Some(ins.arg as u8)
+            }
+            _ => {
+                k += 1;
+                continue;
+            }
+        }
+        insns.remove(k);
+    }
+    (proto, version)
+}
+
+/// Computes pf-style skip steps, from the end backwards.
+fn skip_steps(rules: &mut [Rule]) {
+    for i in (0..rules.len().saturating_sub(1)).rev() {
+        let next = &rules[i + 1];
+        let same_proto = next.proto == rules[i].proto;
+        let same_version = next.version == rules[i].version;
+        let (np, nv) = (next.skip_proto, next.skip_version);
+        rules[i].skip_proto = if same_proto { np } else { i as u32 + 1 };
+        rules[i].skip_version = if same_version { nv } else { i as u32 + 1 };
     }
 }
 
@@ -195,7 +243,11 @@ impl RuleCompiler<'_> {
             }
         }
         let count = self.prog.nets.len() - first_net;
-        if count > 0 {
+        let single = (count == 1).then(|| prefix4_insn(&self.prog.nets[first_net], side));
+        if let Some(Some(ins)) = single {
+            self.prog.nets.truncate(first_net);
+            insns.insert(0, ins);
+        } else if count > 0 {
             let len = u16::try_from(count)
                 .map_err(|_| self.err(Span::default(), "too many addresses in one list"))?;
             insns.insert(
@@ -237,7 +289,13 @@ impl RuleCompiler<'_> {
             }
             ranges.push((lo, hi));
         }
-        let ins = self.range_insn(side.op(Op::SrcPort, Op::DstPort), ranges)?;
+        let ins = match ranges.as_slice() {
+            [(lo, hi)] => Insn::new(
+                side.op(Op::SrcPortRange, Op::DstPortRange),
+                u32::from(*lo) | u32::from(*hi) << 16,
+            ),
+            _ => self.range_insn(side.op(Op::SrcPort, Op::DstPort), ranges)?,
+        };
         if spec.not {
             self.prog.insns.push(Insn::new(Op::HasPorts, 0));
         }
@@ -330,6 +388,18 @@ impl Side {
             Side::Dst => dst,
         }
     }
+}
+
+/// The inline form of one contiguous IPv4 prefix, when the net is one.
+fn prefix4_insn(net: &Net, side: Side) -> Option<Insn> {
+    let m = net.mask as u32;
+    let contiguous = m.leading_ones() + m.trailing_zeros() == 32;
+    (net.version == 4 && contiguous).then(|| Insn {
+        op: side.op(Op::SrcPrefix4, Op::DstPrefix4),
+        flags: 0,
+        len: m.leading_ones() as u16,
+        arg: net.value as u32,
+    })
 }
 
 /// All-ones over the 96 bits that make an address IPv4-mapped.

@@ -6,6 +6,8 @@
 //! - `stack`/`depth`: return points of taken `call`s (at most
 //!   `CALL_STACK_DEPTH`); `calls` counts calls taken for this packet, capped
 //!   at `MAX_CALLS` so a hostile ruleset cannot make a walk run long.
+//! - A rule whose header (protocol, IP version) the packet fails sends the
+//!   walk to that header's skip step: the next rule that could differ.
 //! - `skip_or` (in `rule_matches`): a member of the current or-block has
 //!   matched, so skip the rest of the block.
 //!
@@ -57,6 +59,14 @@ pub fn evaluate<D: Dispatch, O: Observer>(
     let mut i = 0usize;
     loop {
         let r = &prog.rules[i];
+        if r.proto.is_some_and(|proto| proto != p.proto) {
+            i = r.skip_proto as usize;
+            continue;
+        }
+        if r.version.is_some_and(|v| v != p.ip_version) {
+            i = r.skip_version as usize;
+            continue;
+        }
         // No state table yet: check-state finds nothing and falls through.
         let matched =
             r.action != RuleAction::CheckState && rule_matches::<D, O>(prog, env, p, i, obs);

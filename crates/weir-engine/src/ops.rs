@@ -80,6 +80,10 @@ impl Dispatch for MatchDispatch {
             Op::IpLen => ip_len(ins, p, prog, env),
             Op::IpTtl => ip_ttl(ins, p, prog, env),
             Op::HasPorts => has_ports(ins, p, prog, env),
+            Op::SrcPrefix4 => src_prefix4(ins, p, prog, env),
+            Op::DstPrefix4 => dst_prefix4(ins, p, prog, env),
+            Op::SrcPortRange => src_port_range(ins, p, prog, env),
+            Op::DstPortRange => dst_port_range(ins, p, prog, env),
         }
     }
 }
@@ -112,6 +116,10 @@ static TABLE: [OpFn; Op::COUNT] = [
     ip_len,
     ip_ttl,
     has_ports,
+    src_prefix4,
+    dst_prefix4,
+    src_port_range,
+    dst_port_range,
 ];
 
 impl Dispatch for TableDispatch {
@@ -233,6 +241,30 @@ fn has_ports(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
     p.has_ports
 }
 
+/// An IPv4 address in mapped form is `::ffff:a.b.c.d`: the top 96 bits say
+/// the family, so a v6 packet never passes the compare below.
+#[inline]
+fn in_prefix4(addr: u128, ins: &Insn) -> bool {
+    let mask = u32::MAX.checked_shl(32 - u32::from(ins.len)).unwrap_or(0);
+    addr >> 32 == 0xffff && (addr as u32) & mask == ins.arg
+}
+fn src_prefix4(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    p.ip_version == 4 && in_prefix4(p.src, i)
+}
+fn dst_prefix4(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    p.ip_version == 4 && in_prefix4(p.dst, i)
+}
+#[inline]
+fn in_range(v: u16, arg: u32) -> bool {
+    (arg & 0xffff..=arg >> 16).contains(&u32::from(v))
+}
+fn src_port_range(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    p.has_ports && in_range(p.src_port, i.arg)
+}
+fn dst_port_range(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    p.has_ports && in_range(p.dst_port, i.arg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,6 +306,10 @@ mod tests {
             (Op::IpLen, ip_len),
             (Op::IpTtl, ip_ttl),
             (Op::HasPorts, has_ports),
+            (Op::SrcPrefix4, src_prefix4),
+            (Op::DstPrefix4, dst_prefix4),
+            (Op::SrcPortRange, src_port_range),
+            (Op::DstPortRange, dst_port_range),
         ];
         let (op, f) = all[k];
         assert_eq!(op as usize, k);

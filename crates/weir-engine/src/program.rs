@@ -56,10 +56,17 @@ pub enum Op {
     /// The packet carries ports: guards a negated port list, since a later
     /// fragment never matches a rule with ports, `not` or not (ipfw(8)).
     HasPorts,
+    /// Specialised forms of the common cases, operands inline (no pool):
+    /// one IPv4 prefix, `arg` = network, `len` = prefix length.
+    SrcPrefix4,
+    DstPrefix4,
+    /// One port range, `arg` = lo | hi << 16.
+    SrcPortRange,
+    DstPortRange,
 }
 
 impl Op {
-    pub const COUNT: usize = Op::HasPorts as usize + 1;
+    pub const COUNT: usize = Op::DstPortRange as usize + 1;
 
     pub fn name(self) -> &'static str {
         match self {
@@ -87,6 +94,10 @@ impl Op {
             Op::IpLen => "iplen",
             Op::IpTtl => "ipttl",
             Op::HasPorts => "has-ports",
+            Op::SrcPrefix4 => "src-prefix4",
+            Op::DstPrefix4 => "dst-prefix4",
+            Op::SrcPortRange => "src-port-range",
+            Op::DstPortRange => "dst-port-range",
         }
     }
 }
@@ -196,6 +207,15 @@ pub struct Rule {
     pub end: u32,
     /// Target index of `skipto`/`call`: the first rule numbered ≥ the target.
     pub jump: u32,
+    /// Header checks hoisted out of the instructions (pf-style): the
+    /// protocol and IP version the rule requires, if any.
+    pub proto: Option<u8>,
+    pub version: Option<u8>,
+    /// pf's skip steps: the next rule whose required protocol (version)
+    /// differs. A packet that fails this rule's header check fails every
+    /// rule before that one in the same way, so the walk jumps there.
+    pub skip_proto: u32,
+    pub skip_version: u32,
     /// Canonical text (as `ipfw show` prints after the counters).
     pub text: String,
     /// Where the rule was written, for messages (0 for the default rule).
@@ -258,11 +278,23 @@ impl Program {
                     r.number
                 ));
             }
+            let skips_ok = |skip: u32| skip as usize > i && (skip as usize) < self.rules.len();
+            if (r.proto.is_some() && !skips_ok(r.skip_proto))
+                || (r.version.is_some() && !skips_ok(r.skip_version))
+            {
+                return Err(format!(
+                    "rule {}: skip step must go forward and stay in range",
+                    r.number
+                ));
+            }
             let insns = self.rule_insns(r);
             if insns.last().is_some_and(|ins| ins.flags & F_OR != 0) {
                 return Err(format!("rule {}: or-block left open", r.number));
             }
             for ins in insns {
+                if matches!(ins.op, Op::SrcPrefix4 | Op::DstPrefix4) && ins.len > 32 {
+                    return Err(format!("rule {}: prefix length over 32", r.number));
+                }
                 let (pool, max) = match ins.op {
                     Op::SrcNet | Op::DstNet => (true, self.nets.len()),
                     Op::SrcPort | Op::DstPort | Op::IpLen | Op::IpTtl => (true, self.ranges.len()),
@@ -382,6 +414,27 @@ impl Program {
             Op::IpLen => format!("iplen {}", ranges()),
             Op::IpTtl => format!("ipttl {}", ranges()),
             Op::HasPorts => "has ports".to_owned(),
+            Op::SrcPrefix4 | Op::DstPrefix4 => {
+                let side = if ins.op == Op::SrcPrefix4 {
+                    "src"
+                } else {
+                    "dst"
+                };
+                format!("{side} {}/{}", std::net::Ipv4Addr::from(ins.arg), ins.len)
+            }
+            Op::SrcPortRange | Op::DstPortRange => {
+                let side = if ins.op == Op::SrcPortRange {
+                    "src-port"
+                } else {
+                    "dst-port"
+                };
+                let (lo, hi) = (ins.arg & 0xffff, ins.arg >> 16);
+                if lo == hi {
+                    format!("{side} {lo}")
+                } else {
+                    format!("{side} {lo}-{hi}")
+                }
+            }
         };
         let or = if ins.flags & F_OR != 0 { " or" } else { "" };
         format!("{not}{text}{or}")

@@ -87,11 +87,14 @@ fn report(
         return out;
     };
     let prog = &engine.program;
-    for step in &trace.rules {
+    for (n, step) in trace.rules.iter().enumerate() {
         let rule = &prog.rules[step.rule];
         let insns = prog.rule_insns(rule);
         let mark = if step.matched { "match" } else { "no" };
         let _ = writeln!(out, "  {:05} {:<5} {}", rule.number, mark, rule.text);
+        for line in header_lines(rule, p) {
+            let _ = writeln!(out, "               {line}");
+        }
         if step.insns.is_empty() && step.matched {
             let _ = writeln!(out, "               (no conditions: matches every packet)");
         }
@@ -101,6 +104,15 @@ fn report(
                 "               {} {}",
                 if ok { "yes" } else { "NO " },
                 prog.describe(&insns[k])
+            );
+        }
+        let next = trace.rules.get(n + 1).map(|s| s.rule);
+        if let Some(next) = next.filter(|&nx| !step.matched && nx > step.rule + 1) {
+            let _ = writeln!(
+                out,
+                "        skip step: rules {:05}..{:05} need the same protocol/version; not tried",
+                prog.rules[step.rule + 1].number,
+                prog.rules[next - 1].number
             );
         }
     }
@@ -113,6 +125,30 @@ fn report(
         verdict_word(d.verdict)
     );
     out
+}
+
+/// The rule-header checks (hoisted protocol and IP version), as the walk
+/// saw them; a failed one skips ahead to the rule's skip step.
+fn header_lines(rule: &weir_engine::Rule, p: &Packet) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(proto) = rule.proto {
+        let ok = proto == p.proto;
+        lines.push(format!(
+            "{} proto {proto} (header)",
+            if ok { "yes" } else { "NO " }
+        ));
+        if !ok {
+            return lines;
+        }
+    }
+    if let Some(v) = rule.version {
+        let ok = v == p.ip_version;
+        lines.push(format!(
+            "{} ipversion {v} (header)",
+            if ok { "yes" } else { "NO " }
+        ));
+    }
+    lines
 }
 
 fn verdict_word(v: Verdict) -> &'static str {
