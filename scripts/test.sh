@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need, then runs every test.
+#
+#   bash scripts/test.sh
+#
+# Needs root (or sudo) the first time, for Debian's tcpdump, strace and
+# libpcap-dev: the differential test compares weir with tcpdump/libpcap on
+# the same captures, and the syscall test counts system calls under strace.
+# FUZZ_SECONDS (default 20) sets how long each fuzz target runs at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v tcpdump >/dev/null 2>&1 || need+=(tcpdump)
+command -v strace >/dev/null 2>&1 || need+=(strace)
+[ -e /usr/include/pcap/pcap.h ] || need+=(libpcap-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "scripts/test.sh: installing ${need[*]}" >&2
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+
+# Release: the property, corpus and differential tests do real work.
+cargo test --workspace --release
+
+if [ -x scripts/fuzz-smoke.sh ] && [ "${SKIP_FUZZ:-0}" != 1 ]; then
+  FUZZ_SECONDS="${FUZZ_SECONDS:-20}" bash scripts/fuzz-smoke.sh
+fi
