@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Fuzz smoke test: build seed corpora, then run every cargo-fuzz target for a
+# short while. Exits non-zero if any target crashes (panic, sanitizer error,
+# timeout or out-of-memory), after running all of them.
+#
+#   scripts/fuzz-smoke.sh                 # every target, 30 s each
+#   FUZZ_SECONDS=300 scripts/fuzz-smoke.sh decode
+#
+# Environment:
+#   FUZZ_SECONDS   seconds per target (default 30)
+#   WEIR_CAPTURES  directory of .pcap/.pcapng seeds
+#                  (default ../shared/corpus/tcpdump-tests; optional)
+#   FUZZ_FRAMES    frames taken from each capture for decode seeds (default 4)
+#   FUZZ_SANITIZER cargo-fuzz sanitizer (default none: the weir crates have no
+#                  `unsafe`, and without ASan the targets run ~5x faster; use
+#                  address for a deeper run)
+#
+# Needs a nightly toolchain (rustup toolchain install nightly) and crates.io;
+# installs cargo-fuzz if it is missing. Crash inputs land in
+# fuzz/artifacts/TARGET/; minimize one with
+#   cargo +nightly fuzz tmin --sanitizer none TARGET fuzz/artifacts/TARGET/crash-...
+# and commit it as fuzz/regressions/TARGET-N (replayed on every run).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+SECONDS_PER_TARGET=${FUZZ_SECONDS:-30}
+CAPTURES=${WEIR_CAPTURES:-$ROOT/../shared/corpus/tcpdump-tests}
+FRAMES=${FUZZ_FRAMES:-4}
+SANITIZER=${FUZZ_SANITIZER:-none}
+ALL_TARGETS=(rules decode capture)
+if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# --- tools -----------------------------------------------------------------
+if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+    echo "fuzz-smoke: no nightly toolchain (rustup toolchain install nightly)" >&2
+    exit 2
+fi
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    log "installing cargo-fuzz"
+    cargo install cargo-fuzz --locked
+fi
+
+# --- seed corpora (fuzz/corpus is gitignored; rebuilt every run) -----------
+CORPUS=$ROOT/fuzz/corpus
+mkdir -p "$CORPUS/rules" "$CORPUS/decode" "$CORPUS/capture"
+
+# rules: whole rule files, and each of their lines on its own (so that one
+# bad line in a file does not hide the rest from the round-trip check).
+n=0
+for f in "$ROOT"/rules/*.rules "$ROOT"/fuzz/seeds/rules/*.rules; do
+    [ -f "$f" ] || continue
+    base=$(basename "$f" .rules)
+    dir=$(basename "$(dirname "$f")")
+    cp "$f" "$CORPUS/rules/$dir-$base"
+    i=0
+    while IFS= read -r line || [ -n "$line" ]; do
+        case "$line" in '' | '#'*) continue ;; esac
+        printf '%s\n' "$line" >"$CORPUS/rules/$dir-$base-$i"
+        i=$((i + 1))
+    done <"$f"
+    n=$((n + i + 1))
+done
+log "rules: $n seeds"
+
+# capture: whole capture files. decode: the first frames of each, extracted
+# with weir's own reader by fuzz/seedgen (stable toolchain, no sanitizers).
+captures=()
+if [ -d "$CAPTURES" ]; then
+    for f in "$CAPTURES"/*.pcap "$CAPTURES"/*.pcapng; do
+        [ -f "$f" ] && captures+=("$f")
+    done
+else
+    log "no capture corpus at $CAPTURES; capture/decode start from built-in seeds only"
+fi
+if [ ${#captures[@]} -gt 0 ]; then
+    cp "${captures[@]}" "$CORPUS/capture/"
+    CARGO_TARGET_DIR=$ROOT/fuzz/target/seedgen \
+        cargo build --quiet --release --manifest-path fuzz/seedgen/Cargo.toml
+    "$ROOT/fuzz/target/seedgen/release/weir-fuzz-seedgen" \
+        "$CORPUS/decode" "$FRAMES" "${captures[@]}"
+fi
+# A few built-in seeds so an empty capture corpus still gives the fuzzer a
+# start: raw IPv4 TCP SYN, Ethernet + IPv4 UDP, and a minimal pcap file.
+printf '\x09\x00\x28\x45\x00\x00\x28\x00\x01\x00\x00\x40\x06\x00\x00\x0a\x01\x02\x03\xc0\x00\x02\x01\x04\xd2\x00\x50\x00\x00\x00\x01\x00\x00\x00\x00\x50\x02\x20\x00\x00\x00\x00\x00' \
+    >"$CORPUS/decode/builtin-raw-tcp-syn"
+printf '\x01\x00\x2a\x00\x00\x5e\x00\x01\x01\x02\x00\x00\x00\x00\x01\x08\x00\x45\x00\x00\x1c\x00\x00\x40\x00\x40\x11\x00\x00\x0a\x00\x00\x01\x0a\x00\x00\x02\x00\x35\x00\x35\x00\x08\x00\x00' \
+    >"$CORPUS/decode/builtin-eth-udp"
+printf '\xd4\xc3\xb2\xa1\x02\x00\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x04\x00\xe4\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x14\x00\x00\x00\x14\x00\x00\x00\x45\x00\x00\x14\x00\x00\x00\x00\x40\x01\x00\x00\x7f\x00\x00\x01\x7f\x00\x00\x01' \
+    >"$CORPUS/capture/builtin-pcap-ipv4"
+log "decode: $(ls "$CORPUS/decode" | wc -l) seeds; capture: $(ls "$CORPUS/capture" | wc -l) seeds"
+
+# Committed reproducers of fixed crashes are replayed as seeds.
+for f in "$ROOT"/fuzz/regressions/*; do
+    [ -f "$f" ] || continue
+    name=$(basename "$f")
+    target=${name%-*}
+    [ -d "$CORPUS/$target" ] && cp "$f" "$CORPUS/$target/regression-$name"
+done
+
+# --- run -------------------------------------------------------------------
+log "building fuzz targets"
+(cd fuzz && cargo +nightly fuzz build --sanitizer "$SANITIZER")
+
+failed=()
+for t in "${TARGETS[@]}"; do
+    extra=()
+    [ "$t" = rules ] && extra+=(-dict="$ROOT/fuzz/dict/rules.dict")
+    log "fuzzing $t for ${SECONDS_PER_TARGET}s"
+    if ! (cd fuzz && cargo +nightly fuzz run --sanitizer "$SANITIZER" "$t" "corpus/$t" -- \
+        -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=25 \
+        -print_final_stats=1 ${extra[@]+"${extra[@]}"}); then
+        failed+=("$t")
+    fi
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz-smoke: crashes in: ${failed[*]} (inputs under fuzz/artifacts/)" >&2
+    exit 1
+fi
+log "fuzz-smoke: no crashes in ${TARGETS[*]}"
