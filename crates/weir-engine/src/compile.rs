@@ -35,7 +35,7 @@ pub fn compile(
         };
         match c.body().and_then(|()| action(rule)) {
             Ok(action) => {
-                let (proto, version) = hoist_header(&mut prog.insns, start as usize);
+                let (proto, class_mask, class_bits) = hoist_header(&mut prog.insns, start as usize);
                 prog.rules.push(Rule {
                     number: rule.number,
                     action,
@@ -44,9 +44,10 @@ pub fn compile(
                     end: prog.insns.len() as u32,
                     jump: 0,
                     proto,
-                    version,
+                    class_mask,
+                    class_bits,
                     skip_proto: 0,
-                    skip_version: 0,
+                    skip_class: 0,
                     text: rule.to_string(),
                     line: rule.span.line,
                 })
@@ -74,9 +75,10 @@ pub fn compile(
         end,
         jump: 0,
         proto: None,
-        version: None,
+        class_mask: 0,
+        class_bits: 0,
         skip_proto: 0,
-        skip_version: 0,
+        skip_class: 0,
         text: text.to_owned(),
         line: 0,
     });
@@ -96,28 +98,60 @@ fn resolve_jumps(rules: &mut [Rule]) {
     }
 }
 
-/// Moves plain (not negated, not or-ed) `proto` and `ipversion` tests
-/// out of a rule's instructions into its header, where skip steps apply.
-fn hoist_header(insns: &mut Vec<Insn>, start: usize) -> (Option<u8>, Option<u8>) {
-    let (mut proto, mut version) = (None, None);
+/// Moves tests that need no operand out of a rule's instructions into its
+/// header: a plain `proto`, and one-bit facts (direction, version, `frag`,
+/// `established`, `setup`, `ipoptions`) as class bits, negated or not.
+/// Or-block members stay instructions. Returns (proto, class mask, bits).
+fn hoist_header(insns: &mut Vec<Insn>, start: usize) -> (Option<u8>, u32, u32) {
+    let (mut proto, mut mask, mut bits) = (None, 0u32, 0u32);
     let mut k = start;
     while k < insns.len() {
         let ins = insns[k];
-        let plain = ins.flags == 0;
-        let prev_or = k > start && insns[k - 1].flags & F_OR != 0;
-        match ins.op {
-            Op::Proto if plain && !prev_or && proto.is_none() => proto = Some(ins.arg as u8),
-            Op::IpVersion if plain && !prev_or && version.is_none() => {
-                version = Some(ins.arg as u8)
-            }
-            _ => {
-                k += 1;
-                continue;
-            }
+        let in_or_block = ins.flags & F_OR != 0 || (k > start && insns[k - 1].flags & F_OR != 0);
+        let not = ins.flags & F_NOT != 0;
+        let hoisted = !in_or_block
+            && match (ins.op, class_test(&ins)) {
+                (Op::Proto, _) if !not && proto.is_none() => {
+                    proto = Some(ins.arg as u8);
+                    true
+                }
+                (_, Some((m, b))) if mask & m == 0 && (!not || m.count_ones() == 1) => {
+                    mask |= m;
+                    bits |= if not { m & !b } else { b };
+                    true
+                }
+                _ => false,
+            };
+        if hoisted {
+            insns.remove(k);
+        } else {
+            k += 1;
         }
-        insns.remove(k);
     }
-    (proto, version)
+    (proto, mask, bits)
+}
+
+/// The class bits an instruction tests: (mask, required bits), if it is one.
+fn class_test(ins: &Insn) -> Option<(u32, u32)> {
+    let bit = |b: u32| Some((b, b));
+    match ins.op {
+        Op::In => bit(class::IN),
+        Op::Out => bit(class::OUT),
+        Op::Frag => bit(class::LATER_FRAG),
+        Op::Established => bit(class::ESTABLISHED),
+        Op::Setup => bit(class::SETUP),
+        Op::IpVersion if ins.arg == 4 => bit(class::V4),
+        Op::IpVersion if ins.arg == 6 => bit(class::V6),
+        Op::IpOptions => {
+            let (set, clear) = (ins.arg & 0xff, (ins.arg >> 8) & 0xff);
+            // IPv4 only, so the version bit is part of the test.
+            (set & clear == 0 && set | clear != 0).then(|| {
+                let shift = class::IPOPT_SHIFT;
+                ((set | clear) << shift | class::V4, set << shift | class::V4)
+            })
+        }
+        _ => None,
+    }
 }
 
 /// Computes pf-style skip steps, from the end backwards.
@@ -125,10 +159,11 @@ fn skip_steps(rules: &mut [Rule]) {
     for i in (0..rules.len().saturating_sub(1)).rev() {
         let next = &rules[i + 1];
         let same_proto = next.proto == rules[i].proto;
-        let same_version = next.version == rules[i].version;
-        let (np, nv) = (next.skip_proto, next.skip_version);
+        let same_class =
+            (next.class_mask, next.class_bits) == (rules[i].class_mask, rules[i].class_bits);
+        let (np, nc) = (next.skip_proto, next.skip_class);
         rules[i].skip_proto = if same_proto { np } else { i as u32 + 1 };
-        rules[i].skip_version = if same_version { nv } else { i as u32 + 1 };
+        rules[i].skip_class = if same_class { nc } else { i as u32 + 1 };
     }
 }
 

@@ -6,8 +6,10 @@
 //! - `stack`/`depth`: return points of taken `call`s (at most
 //!   `CALL_STACK_DEPTH`); `calls` counts calls taken for this packet, capped
 //!   at `MAX_CALLS` so a hostile ruleset cannot make a walk run long.
-//! - A rule whose header (protocol, IP version) the packet fails sends the
-//!   walk to that header's skip step: the next rule that could differ.
+//! - `class`: the packet's one-bit facts (direction, version, fragment,
+//!   TCP state, IP options), computed once. A rule whose header (protocol,
+//!   class bits) the packet fails sends the walk to that header's skip
+//!   step: the next rule whose requirement differs.
 //! - `skip_or` (in `rule_matches`): a member of the current or-block has
 //!   matched, so skip the rest of the block.
 //!
@@ -16,7 +18,7 @@
 //! 65535, matches everything and is terminal (verified at load), so every
 //! walk ends. `count`, `skipto`, `call`, `return` and `log` do not end it.
 
-use crate::ops::{Dispatch, Env};
+use crate::ops::{packet_class, Dispatch, Env};
 use crate::program::*;
 use weir_wire::Packet;
 
@@ -54,17 +56,20 @@ pub fn evaluate<D: Dispatch, O: Observer>(
     obs: &mut O,
 ) -> (usize, Verdict) {
     debug_assert_eq!(counters.len(), prog.rules.len());
+    let class = packet_class(p);
     let mut stack = [0u32; CALL_STACK_DEPTH];
     let (mut depth, mut calls) = (0usize, 0u32);
     let mut i = 0usize;
     loop {
         let r = &prog.rules[i];
         if r.proto.is_some_and(|proto| proto != p.proto) {
+            obs.rule(i, false);
             i = r.skip_proto as usize;
             continue;
         }
-        if r.version.is_some_and(|v| v != p.ip_version) {
-            i = r.skip_version as usize;
+        if class & r.class_mask != r.class_bits {
+            obs.rule(i, false);
+            i = r.skip_class as usize;
             continue;
         }
         // No state table yet: check-state finds nothing and falls through.

@@ -21,7 +21,7 @@ pub use engine::{Decision, DispatchKind, Engine, Policy, Stats};
 pub use eval::{evaluate, NoObserver, Observer, RuleCounter, MAX_CALLS};
 pub use explain::{CostCounter, RuleTrace, Trace};
 pub use log::{LogFormat, Logger};
-pub use ops::{iface_matches, Dispatch, Env, MatchDispatch, TableDispatch};
+pub use ops::{iface_matches, packet_class, Dispatch, Env, MatchDispatch, TableDispatch};
 pub use program::*;
 
 /// Parses and compiles rule text in one step (errors carry spans).

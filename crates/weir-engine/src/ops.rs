@@ -6,7 +6,7 @@
 //! pointers indexed by opcode), over the same per-op functions, so the
 //! benchmark can repeat that measurement and tests can check they agree.
 
-use crate::program::{Insn, Op, Program};
+use crate::program::{class, Insn, Op, Program};
 use weir_wire::{frag, tcp, Direction, Packet};
 
 /// What the evaluator knows beyond the packet: this host's addresses and
@@ -42,6 +42,33 @@ pub fn iface_matches(pattern: &str, name: &str) -> bool {
         Some(prefix) => name.starts_with(prefix),
         None => pattern == name,
     }
+}
+
+/// The packet's class bits (see [`class`]), computed once per packet.
+#[inline]
+pub fn packet_class(p: &Packet) -> u32 {
+    let mut c = match p.direction {
+        Direction::In => class::IN,
+        Direction::Out => class::OUT,
+        Direction::Unknown => 0,
+    };
+    c |= match p.ip_version {
+        4 => class::V4,
+        6 => class::V6,
+        _ => 0,
+    };
+    if p.frag & frag::LATER != 0 {
+        c |= class::LATER_FRAG;
+    }
+    if is_tcp_with_header(p) {
+        if p.tcp_flags & (tcp::ACK | tcp::RST) != 0 {
+            c |= class::ESTABLISHED;
+        }
+        if p.tcp_flags & (tcp::SYN | tcp::ACK) == tcp::SYN {
+            c |= class::SETUP;
+        }
+    }
+    c | u32::from(p.ip_options) << class::IPOPT_SHIFT
 }
 
 /// Evaluates one instruction (before its NOT flag is applied).
@@ -225,17 +252,19 @@ fn icmp_types(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
 fn is_frag(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
     p.frag & frag::LATER != 0
 }
+// ipoptions, iptos, iplen and ipttl look at IPv4 header fields: as in
+// ipfw, an IPv6 packet never matches them (a `not` still inverts that).
 fn ip_options(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
-    flags_match(p.ip_options, i.arg)
+    p.ip_version == 4 && flags_match(p.ip_options, i.arg)
 }
 fn ip_tos(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
-    flags_match(p.tos, i.arg)
+    p.ip_version == 4 && flags_match(p.tos, i.arg)
 }
 fn ip_len(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
-    in_ranges(pool(&prog.ranges, i), p.ip_len)
+    p.ip_version == 4 && in_ranges(pool(&prog.ranges, i), p.ip_len)
 }
 fn ip_ttl(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
-    in_ranges(pool(&prog.ranges, i), u16::from(p.ttl))
+    p.ip_version == 4 && in_ranges(pool(&prog.ranges, i), u16::from(p.ttl))
 }
 fn has_ports(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
     p.has_ports

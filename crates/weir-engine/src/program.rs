@@ -208,18 +208,65 @@ pub struct Rule {
     /// Target index of `skipto`/`call`: the first rule numbered ≥ the target.
     pub jump: u32,
     /// Header checks hoisted out of the instructions (pf-style): the
-    /// protocol and IP version the rule requires, if any.
+    /// protocol the rule requires, if any, and the packet-class bits
+    /// ([`class`]) it requires: `class & class_mask == class_bits`.
     pub proto: Option<u8>,
-    pub version: Option<u8>,
-    /// pf's skip steps: the next rule whose required protocol (version)
+    pub class_mask: u32,
+    pub class_bits: u32,
+    /// pf's skip steps: the next rule whose protocol (class) requirement
     /// differs. A packet that fails this rule's header check fails every
     /// rule before that one in the same way, so the walk jumps there.
     pub skip_proto: u32,
-    pub skip_version: u32,
+    pub skip_class: u32,
     /// Canonical text (as `ipfw show` prints after the counters).
     pub text: String,
     /// Where the rule was written, for messages (0 for the default rule).
     pub line: u32,
+}
+
+/// Packet-class bits: one-bit facts about a packet, computed once per
+/// packet, that rule headers test with one AND and compare.
+pub mod class {
+    pub const IN: u32 = 1 << 0;
+    pub const OUT: u32 = 1 << 1;
+    pub const V4: u32 = 1 << 2;
+    pub const V6: u32 = 1 << 3;
+    /// A later fragment (`frag`).
+    pub const LATER_FRAG: u32 = 1 << 4;
+    /// TCP with ACK or RST (`established`).
+    pub const ESTABLISHED: u32 = 1 << 5;
+    /// TCP with SYN and without ACK (`setup`).
+    pub const SETUP: u32 = 1 << 6;
+    /// IPv4 options (`ipoptions`): the option bits shifted by this much.
+    pub const IPOPT_SHIFT: u32 = 8;
+
+    /// Words for a header requirement, for `weir explain`.
+    pub fn describe(mask: u32, bits: u32) -> Vec<String> {
+        const NAMES: [(u32, &str); 11] = [
+            (IN, "in"),
+            (OUT, "out"),
+            (V4, "ipversion 4"),
+            (V6, "ipversion 6"),
+            (LATER_FRAG, "frag"),
+            (ESTABLISHED, "established"),
+            (SETUP, "setup"),
+            (1 << IPOPT_SHIFT, "ipoptions ssrr"),
+            (2 << IPOPT_SHIFT, "ipoptions lsrr"),
+            (4 << IPOPT_SHIFT, "ipoptions rr"),
+            (8 << IPOPT_SHIFT, "ipoptions ts"),
+        ];
+        NAMES
+            .iter()
+            .filter(|(b, _)| mask & b != 0)
+            .map(|(b, name)| {
+                if bits & b != 0 {
+                    name.to_string()
+                } else {
+                    format!("not {name}")
+                }
+            })
+            .collect()
+    }
 }
 
 /// Number of the implicit last rule.
@@ -280,7 +327,7 @@ impl Program {
             }
             let skips_ok = |skip: u32| skip as usize > i && (skip as usize) < self.rules.len();
             if (r.proto.is_some() && !skips_ok(r.skip_proto))
-                || (r.version.is_some() && !skips_ok(r.skip_version))
+                || (r.class_mask != 0 && !skips_ok(r.skip_class))
             {
                 return Err(format!(
                     "rule {}: skip step must go forward and stay in range",

@@ -125,6 +125,7 @@ impl Ref<'_> {
 
     fn option_ok(&self, o: &ast::OptionItem, p: &Packet) -> bool {
         let is_tcp = p.proto == 6 && p.has_ports;
+        let v4 = p.ip_version == 4;
         let flags = |bits: u8, s: ast::FlagSpec| bits & s.set == s.set && bits & s.clear == 0;
         let iface = |pat: &str| {
             self.iface_names
@@ -144,12 +145,15 @@ impl Ref<'_> {
                 p.proto == 1 && p.has_icmp && p.icmp_type < 32 && bits >> p.icmp_type & 1 == 1
             }
             ast::Opt::Frag => p.frag & frag::LATER != 0,
-            ast::Opt::IpOptions(s) => flags(p.ip_options, *s),
-            ast::Opt::IpTos(s) => flags(p.tos, *s),
-            ast::Opt::IpLen(r) => r.iter().any(|&(a, b)| a <= p.ip_len && p.ip_len <= b),
-            ast::Opt::IpTtl(r) => r
-                .iter()
-                .any(|&(a, b)| a <= p.ttl as u16 && p.ttl as u16 <= b),
+            // IPv4 header fields: never match an IPv6 packet (ipfw(8)).
+            ast::Opt::IpOptions(s) => v4 && flags(p.ip_options, *s),
+            ast::Opt::IpTos(s) => v4 && flags(p.tos, *s),
+            ast::Opt::IpLen(r) => v4 && r.iter().any(|&(a, b)| a <= p.ip_len && p.ip_len <= b),
+            ast::Opt::IpTtl(r) => {
+                v4 && r
+                    .iter()
+                    .any(|&(a, b)| a <= p.ttl as u16 && p.ttl as u16 <= b)
+            }
             ast::Opt::IpVersion(v) => p.ip_version == *v,
             ast::Opt::KeepState => unreachable!("not generated"),
         };

@@ -53,16 +53,7 @@ impl<W: Write> CaptureWriter<W> {
         match self {
             CaptureWriter::Pcap(w) => w.write_frame(frame.ts_ns, frame.orig_len, frame.data),
             CaptureWriter::Pcapng(w) => {
-                while w.interface_count() <= frame.iface {
-                    let i = w.interface_count() as usize;
-                    let info = iface_info.get(i).ok_or_else(|| {
-                        io::Error::new(
-                            io::ErrorKind::InvalidInput,
-                            "frame refers to an interface missing from iface_info",
-                        )
-                    })?;
-                    w.add_interface(info)?;
-                }
+                add_interfaces_through(w, frame.iface, iface_info)?;
                 w.write_frame(
                     frame.iface,
                     frame.ts_ns,
@@ -72,6 +63,20 @@ impl<W: Write> CaptureWriter<W> {
                     comment,
                 )
             }
+        }
+    }
+
+    /// Writes every input interface not written yet (pcapng), so an output
+    /// that received few or no frames still describes all of them: readers
+    /// such as libpcap refuse a pcapng without interface blocks. Call it
+    /// once, at the end, with the reader's final interface list.
+    pub fn finish_interfaces(&mut self, iface_info: &[Interface]) -> io::Result<()> {
+        match self {
+            CaptureWriter::Pcap(_) => Ok(()),
+            CaptureWriter::Pcapng(w) => match iface_info.len().checked_sub(1) {
+                Some(last) => add_interfaces_through(w, last as u32, iface_info),
+                None => Ok(()),
+            },
         }
     }
 
@@ -89,4 +94,23 @@ impl<W: Write> CaptureWriter<W> {
             CaptureWriter::Pcapng(w) => w.into_inner(),
         }
     }
+}
+
+/// Adds interfaces in input order until interface `last` exists.
+fn add_interfaces_through<W: Write>(
+    w: &mut PcapngWriter<W>,
+    last: u32,
+    iface_info: &[Interface],
+) -> io::Result<()> {
+    while w.interface_count() <= last {
+        let i = w.interface_count() as usize;
+        let info = iface_info.get(i).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "frame refers to an interface missing from iface_info",
+            )
+        })?;
+        w.add_interface(info)?;
+    }
+    Ok(())
 }

@@ -5,7 +5,7 @@ use crate::replay::{capture_failure, interface_names, place};
 use crate::setup::build_engine;
 use crate::Failure;
 use std::fmt::Write;
-use weir_engine::{Engine, Trace, Verdict};
+use weir_engine::{class, packet_class, Engine, Trace, Verdict};
 use weir_io::open_capture;
 use weir_rules::Names;
 use weir_wire::{decode, tcp, Direction, Packet, L3};
@@ -110,7 +110,7 @@ fn report(
         if let Some(next) = next.filter(|&nx| !step.matched && nx > step.rule + 1) {
             let _ = writeln!(
                 out,
-                "        skip step: rules {:05}..{:05} need the same protocol/version; not tried",
+                "        skip step: rules {:05}..{:05} fail the same header test; not tried",
                 prog.rules[step.rule + 1].number,
                 prog.rules[next - 1].number
             );
@@ -127,26 +127,22 @@ fn report(
     out
 }
 
-/// The rule-header checks (hoisted protocol and IP version), as the walk
+/// The rule-header checks (hoisted protocol and class bits), as the walk
 /// saw them; a failed one skips ahead to the rule's skip step.
 fn header_lines(rule: &weir_engine::Rule, p: &Packet) -> Vec<String> {
+    let mark = |ok: bool| if ok { "yes" } else { "NO " };
     let mut lines = Vec::new();
     if let Some(proto) = rule.proto {
         let ok = proto == p.proto;
-        lines.push(format!(
-            "{} proto {proto} (header)",
-            if ok { "yes" } else { "NO " }
-        ));
+        lines.push(format!("{} proto {proto} (header)", mark(ok)));
         if !ok {
             return lines;
         }
     }
-    if let Some(v) = rule.version {
-        let ok = v == p.ip_version;
-        lines.push(format!(
-            "{} ipversion {v} (header)",
-            if ok { "yes" } else { "NO " }
-        ));
+    if rule.class_mask != 0 {
+        let ok = packet_class(p) & rule.class_mask == rule.class_bits;
+        let words = class::describe(rule.class_mask, rule.class_bits).join(", ");
+        lines.push(format!("{} {words} (header)", mark(ok)));
     }
     lines
 }

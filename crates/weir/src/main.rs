@@ -67,9 +67,15 @@ fn check(args: &cli::CheckArgs) -> Result<(), Failure> {
     let names = weir_rules::Names::system();
     let program = setup::load_program(&args.rules, &names, &Default::default())?;
     if args.print {
-        for r in &program.rules {
+        let (default, rules) = program
+            .rules
+            .split_last()
+            .expect("a program ends with rule 65535");
+        for r in rules {
             println!("{:05} {}", r.number, r.text);
         }
+        // The default rule is implicit: a comment, so the output reads back.
+        println!("# {:05} {} (implicit)", default.number, default.text);
     } else {
         let n = program.rules.len() - 1;
         let insns = program.insns.len();

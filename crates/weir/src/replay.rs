@@ -109,11 +109,14 @@ impl Outputs {
         Ok(())
     }
 
-    fn flush(&mut self) -> std::io::Result<()> {
+    /// Completes interface lists (an empty pcapng still names them all)
+    /// and flushes everything.
+    fn finish(&mut self, ifaces: &[Interface]) -> std::io::Result<()> {
         for w in [&mut self.pass, &mut self.drop, &mut self.annotate]
             .into_iter()
             .flatten()
         {
+            w.finish_interfaces(ifaces)?;
             w.flush()?;
         }
         if let Some(w) = &mut self.verdicts {
@@ -145,15 +148,58 @@ pub fn place(p: &mut Packet, frame: &Frame<'_>, default_dir: Direction) {
     }
 }
 
-pub fn run(args: &RunArgs) -> Result<(), Failure> {
-    let stdout_taken = [&args.write, &args.drop_out, &args.annotate, &args.verdicts]
-        .iter()
-        .any(|p| p.as_deref().is_some_and(|p| p.as_os_str() == "-"));
-    if stdout_taken && (args.counters || args.json || args.unmatched) {
+/// Refuses outputs that would overwrite each other or share stdout.
+fn check_outputs(args: &RunArgs) -> Result<(), Failure> {
+    let outputs: Vec<&std::path::Path> = [
+        &args.write,
+        &args.drop_out,
+        &args.annotate,
+        &args.verdicts,
+        &args.log_file,
+    ]
+    .into_iter()
+    .flatten()
+    .map(|p| p.as_path())
+    .collect();
+    let on_stdout = outputs.iter().filter(|p| p.as_os_str() == "-").count();
+    if on_stdout > 1 {
+        return Err(Failure::Usage(
+            "only one output can go to stdout (-)".into(),
+        ));
+    }
+    if on_stdout == 1 && (args.counters || args.json || args.unmatched) {
         return Err(Failure::Usage(
             "a capture or verdicts on stdout (-) cannot share it with --counters, --json or --unmatched".into(),
         ));
     }
+    let mut seen = std::collections::HashSet::new();
+    for p in outputs
+        .iter()
+        .chain([&args.read.as_path()])
+        .filter(|p| p.as_os_str() != "-")
+    {
+        // Canonical when the file exists; otherwise its canonical directory plus name.
+        let key = std::fs::canonicalize(p).unwrap_or_else(|_| {
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            std::fs::canonicalize(dir)
+                .unwrap_or_else(|_| dir.to_path_buf())
+                .join(p.file_name().unwrap_or_default())
+        });
+        if !seen.insert(key) {
+            return Err(Failure::Usage(format!(
+                "{} is named twice among -r and the outputs",
+                p.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub fn run(args: &RunArgs) -> Result<(), Failure> {
+    check_outputs(args)?;
     let names = Names::system();
     let mut engine = build_engine(&args.rules, &args.engine, &names)?;
     if engine.program.rules.iter().any(|r| r.log_limit.is_some()) {
@@ -228,7 +274,9 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         }
     }
     progress.finish();
-    let flushed = out.flush().map_err(|e| Failure::from_io("output", e));
+    let flushed = out
+        .finish(reader.interfaces())
+        .map_err(|e| Failure::from_io("output", e));
     if let Some(l) = engine.logger_mut() {
         let _ = l.flush();
     }
