@@ -33,12 +33,12 @@ pub fn compile(
             names,
             rule,
         };
-        match c.body().and_then(|()| action(rule)) {
-            Ok(action) => {
+        match c.body() {
+            Ok(()) => {
                 let (proto, class_mask, class_bits) = hoist_header(&mut prog.insns, start as usize);
                 prog.rules.push(Rule {
                     number: rule.number,
-                    action,
+                    action: rule.action,
                     log_limit: rule.log.map(|l| l.amount.unwrap_or(u32::MAX)),
                     start,
                     end: prog.insns.len() as u32,
@@ -165,21 +165,6 @@ fn skip_steps(rules: &mut [Rule]) {
         rules[i].skip_proto = if same_proto { np } else { i as u32 + 1 };
         rules[i].skip_class = if same_class { nc } else { i as u32 + 1 };
     }
-}
-
-fn action(rule: &ast::Rule) -> Result<RuleAction, Diagnostic> {
-    Ok(match rule.action {
-        ast::Action::Allow => RuleAction::Allow,
-        ast::Action::Deny => RuleAction::Deny,
-        ast::Action::Reject => RuleAction::Reject,
-        ast::Action::Unreach(c) => RuleAction::Unreach(c),
-        ast::Action::Reset => RuleAction::Reset,
-        ast::Action::Count => RuleAction::Count,
-        ast::Action::Skipto(n) => RuleAction::Skipto(n),
-        ast::Action::Call(n) => RuleAction::Call(n),
-        ast::Action::Return => RuleAction::Return,
-        ast::Action::CheckState => RuleAction::CheckState,
-    })
 }
 
 const PORT_PROTOCOLS: [u8; 3] = [6, 17, 132];

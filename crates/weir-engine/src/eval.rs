@@ -97,7 +97,7 @@ pub fn evaluate<D: Dispatch, O: Observer>(
                 depth -= 1;
                 i = stack[depth] as usize;
             }
-            action => match action.verdict() {
+            action => match terminal_verdict(action) {
                 Some(v) => return (i, v),
                 None => i += 1,
             },

@@ -130,7 +130,7 @@ impl Logger {
         struct Line<'a> {
             packet: u64,
             rule: u16,
-            action: RuleAction,
+            action: &'static str,
             proto: u8,
             src: IpAddr,
             dst: IpAddr,
@@ -149,7 +149,7 @@ impl Logger {
         let line = Line {
             packet: index,
             rule: rule.number,
-            action: rule.action,
+            action: rule.action.word(),
             proto: p.proto,
             src: p.src_ip(),
             dst: p.dst_ip(),

@@ -138,52 +138,18 @@ pub struct Net {
     pub version: u8,
 }
 
-/// What a matching rule does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RuleAction {
-    Allow,
-    Deny,
-    /// `reject`: deny and answer ICMP host unreachable.
-    Reject,
-    /// Deny and answer ICMP unreachable with this code.
-    Unreach(u8),
-    Reset,
-    Count,
-    /// Continue at rule index `Rule::jump`.
-    Skipto(u16),
-    /// Push the next index; continue at `Rule::jump`.
-    Call(u16),
-    Return,
-    CheckState,
-}
+/// What a matching rule does: the parsed action, jump targets resolved
+/// separately (`Rule::jump`).
+pub use weir_rules::Action as RuleAction;
 
-impl RuleAction {
-    /// The action's keyword, as in rule text and verdict files.
-    pub fn word(self) -> &'static str {
-        match self {
-            RuleAction::Allow => "allow",
-            RuleAction::Deny => "deny",
-            RuleAction::Reject => "reject",
-            RuleAction::Unreach(_) => "unreach",
-            RuleAction::Reset => "reset",
-            RuleAction::Count => "count",
-            RuleAction::Skipto(_) => "skipto",
-            RuleAction::Call(_) => "call",
-            RuleAction::Return => "return",
-            RuleAction::CheckState => "check-state",
+/// Pass or drop, for actions that end the walk; None for the others.
+pub fn terminal_verdict(action: RuleAction) -> Option<Verdict> {
+    match action {
+        RuleAction::Allow => Some(Verdict::Pass),
+        RuleAction::Deny | RuleAction::Reject | RuleAction::Unreach(_) | RuleAction::Reset => {
+            Some(Verdict::Drop)
         }
-    }
-
-    /// Pass or drop, for actions that end the walk.
-    pub fn verdict(self) -> Option<Verdict> {
-        match self {
-            RuleAction::Allow => Some(Verdict::Pass),
-            RuleAction::Deny | RuleAction::Reject | RuleAction::Unreach(_) | RuleAction::Reset => {
-                Some(Verdict::Drop)
-            }
-            _ => None,
-        }
+        _ => None,
     }
 }
 
@@ -303,7 +269,9 @@ impl Program {
     /// program it makes, and tests call it on hand-made ones.
     pub fn verify(&self) -> Result<(), String> {
         let last = self.rules.last().ok_or("no rules")?;
-        if last.number != DEFAULT_RULE || last.start != last.end || last.action.verdict().is_none()
+        if last.number != DEFAULT_RULE
+            || last.start != last.end
+            || terminal_verdict(last.action).is_none()
         {
             return Err("the last rule must be a matching-everything default rule 65535".into());
         }

@@ -62,6 +62,22 @@ pub enum Action {
 }
 
 impl Action {
+    /// The action's keyword, as in rule text and verdict files.
+    pub fn word(self) -> &'static str {
+        match self {
+            Action::Allow => "allow",
+            Action::Deny => "deny",
+            Action::Reject => "reject",
+            Action::Unreach(_) => "unreach",
+            Action::Reset => "reset",
+            Action::Count => "count",
+            Action::Skipto(_) => "skipto",
+            Action::Call(_) => "call",
+            Action::Return => "return",
+            Action::CheckState => "check-state",
+        }
+    }
+
     /// True when a match ends the walk with a pass/drop verdict.
     pub fn is_terminal(self) -> bool {
         matches!(
