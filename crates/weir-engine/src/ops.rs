@@ -297,52 +297,167 @@ fn dst_port_range(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::program::Net;
+    use weir_wire::{v4_mapped, L3};
 
-    /// The table must list functions in opcode order: each op's table entry
-    /// must agree with the `match` on a packet crafted to tell ops apart.
+    const ALL_OPS: [Op; Op::COUNT] = [
+        Op::Never,
+        Op::Proto,
+        Op::IpVersion,
+        Op::SrcNet,
+        Op::DstNet,
+        Op::SrcMe,
+        Op::DstMe,
+        Op::SrcPort,
+        Op::DstPort,
+        Op::In,
+        Op::Out,
+        Op::Via,
+        Op::Recv,
+        Op::Xmit,
+        Op::Established,
+        Op::Setup,
+        Op::TcpFlags,
+        Op::IcmpTypes,
+        Op::Frag,
+        Op::IpOptions,
+        Op::IpTos,
+        Op::IpLen,
+        Op::IpTtl,
+        Op::HasPorts,
+        Op::SrcPrefix4,
+        Op::DstPrefix4,
+        Op::SrcPortRange,
+        Op::DstPortRange,
+    ];
+
+    /// The table must list functions in opcode order. Function addresses
+    /// cannot be compared (the optimiser merges and duplicates them), so
+    /// compare behaviour: every opcode, under both dispatchers, over
+    /// packets and operands chosen so that each op answers differently
+    /// from its neighbours on at least one of them.
     #[test]
-    fn table_order_follows_opcodes() {
-        assert_eq!(TABLE.len(), Op::COUNT);
-        for (k, f) in TABLE.iter().enumerate() {
-            assert_eq!(*f as usize, table_entry_for(k) as usize, "opcode {k}");
+    fn table_dispatch_agrees_with_match_on_every_opcode() {
+        for (k, op) in ALL_OPS.iter().enumerate() {
+            assert_eq!(*op as usize, k, "ALL_OPS lists opcodes in order");
         }
-    }
-
-    fn table_entry_for(k: usize) -> OpFn {
-        // Mirrors MatchDispatch; a mismatch in order shows up here.
-        let all: [(Op, OpFn); Op::COUNT] = [
-            (Op::Never, never),
-            (Op::Proto, proto),
-            (Op::IpVersion, ip_version),
-            (Op::SrcNet, src_net),
-            (Op::DstNet, dst_net),
-            (Op::SrcMe, src_me),
-            (Op::DstMe, dst_me),
-            (Op::SrcPort, src_port),
-            (Op::DstPort, dst_port),
-            (Op::In, dir_in),
-            (Op::Out, dir_out),
-            (Op::Via, via),
-            (Op::Recv, recv),
-            (Op::Xmit, xmit),
-            (Op::Established, established),
-            (Op::Setup, setup),
-            (Op::TcpFlags, tcp_flags),
-            (Op::IcmpTypes, icmp_types),
-            (Op::Frag, is_frag),
-            (Op::IpOptions, ip_options),
-            (Op::IpTos, ip_tos),
-            (Op::IpLen, ip_len),
-            (Op::IpTtl, ip_ttl),
-            (Op::HasPorts, has_ports),
-            (Op::SrcPrefix4, src_prefix4),
-            (Op::DstPrefix4, dst_prefix4),
-            (Op::SrcPortRange, src_port_range),
-            (Op::DstPortRange, dst_port_range),
+        let prog = Program {
+            nets: vec![Net {
+                value: v4_mapped(0x0a00_0000),
+                mask: !0u128 << 24,
+                version: 4,
+            }],
+            ranges: vec![(20, 90)],
+            iface_patterns: vec!["eth*".into()],
+            ..Program::default()
+        };
+        let env = Env {
+            me: vec![(v4_mapped(0x0a00_0001), 4)],
+            iface_bits: vec![1, 1],
+        };
+        let base = Packet {
+            src: v4_mapped(0x0a00_0001),
+            dst: v4_mapped(0xc000_0201),
+            l3: L3::Ip,
+            ip_version: 4,
+            proto: 6,
+            src_port: 80,
+            dst_port: 1234,
+            has_ports: true,
+            tcp_flags: tcp::SYN,
+            ip_len: 60,
+            ttl: 64,
+            tos: 0x10,
+            ip_options: 4,
+            direction: Direction::In,
+            ..Packet::default()
+        };
+        let packets = [
+            base,
+            Packet {
+                direction: Direction::Out,
+                iface: 1,
+                tcp_flags: tcp::ACK,
+                ..base
+            },
+            Packet {
+                proto: 1,
+                has_ports: false,
+                has_icmp: true,
+                icmp_type: 8,
+                ..base
+            },
+            Packet {
+                ip_version: 6,
+                src: 1,
+                dst: 2,
+                ip_options: 0,
+                ..base
+            },
+            Packet {
+                frag: frag::LATER,
+                has_ports: false,
+                ttl: 1,
+                ip_len: 1500,
+                ..base
+            },
+            Packet {
+                src: v4_mapped(0xc000_0201),
+                dst: v4_mapped(0x0a00_0001),
+                src_port: 1234,
+                dst_port: 80,
+                ..base
+            },
         ];
-        let (op, f) = all[k];
-        assert_eq!(op as usize, k);
-        f
+        let args = [
+            0u32,
+            1,
+            4,
+            6,
+            0x0a00_0000,
+            0x0102,
+            1 << 8,
+            20 | 90 << 16,
+            u32::MAX,
+        ];
+        let mut differing = [false; Op::COUNT];
+        for op in ALL_OPS {
+            for arg in args {
+                for len in [0u16, 1, 8, 24] {
+                    let pooled = matches!(
+                        op,
+                        Op::SrcNet | Op::DstNet | Op::SrcPort | Op::DstPort | Op::IpLen | Op::IpTtl
+                    );
+                    let ins = match op {
+                        _ if pooled => Insn {
+                            op,
+                            flags: 0,
+                            len: 1,
+                            arg: 0,
+                        },
+                        Op::Via | Op::Recv | Op::Xmit => Insn::new(op, 0),
+                        _ => Insn {
+                            op,
+                            flags: 0,
+                            len,
+                            arg,
+                        },
+                    };
+                    for p in &packets {
+                        let m = MatchDispatch::matches(&ins, p, &prog, &env);
+                        let t = TableDispatch::matches(&ins, p, &prog, &env);
+                        assert_eq!(m, t, "{op:?} arg {arg:#x} len {len} on {p:?}");
+                        differing[op as usize] |= m;
+                    }
+                }
+            }
+        }
+        // Every op except `never` matched something, so the test had teeth.
+        let silent: Vec<&Op> = ALL_OPS
+            .iter()
+            .filter(|op| **op != Op::Never && !differing[**op as usize])
+            .collect();
+        assert!(silent.is_empty(), "never matched: {silent:?}");
     }
 
     #[test]
