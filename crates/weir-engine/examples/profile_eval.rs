@@ -1,7 +1,7 @@
 //! Replays generated packets through a ruleset many times, for profilers:
-//! `valgrind --tool=callgrind target/release/examples/profile_eval RULES [N] [ROUNDS]`.
+//! `valgrind --tool=callgrind target/release/examples/profile_eval RULES [N] [ROUNDS] [table] [linear]`.
 
-use weir_engine::{load, CompileOptions, CostCounter, Engine};
+use weir_engine::{load, CompileOptions, CostCounter, DispatchKind, Engine};
 use weir_gen::{GenConfig, Generator};
 use weir_rules::Names;
 use weir_wire::{decode, Direction, LinkType};
@@ -25,6 +25,14 @@ fn main() {
     let prog =
         load(&rules, &Names::default(), &CompileOptions::default()).expect("ruleset compiles");
     let mut e = Engine::new(prog);
+    // Optional 4th and 5th arguments: `table` dispatch, `linear` walk.
+    for flag in args.iter().skip(4) {
+        match flag.as_str() {
+            "table" => e.dispatch = DispatchKind::Table,
+            "linear" => e.set_linear(true),
+            other => panic!("unknown flag {other}"),
+        }
+    }
     let start = std::time::Instant::now();
     for _ in 0..rounds {
         for p in &packets {

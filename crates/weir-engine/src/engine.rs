@@ -1,7 +1,8 @@
 //! The engine: a program, its counters, policy for frames that are not
 //! well-formed IP, and the logger, behind one `decide(packet)` call.
 
-use crate::eval::{evaluate, NoObserver, Observer, RuleCounter};
+use crate::classify::Classifier;
+use crate::eval::{evaluate, Candidates, Linear, NoObserver, Observer, RuleCounter};
 use crate::log::Logger;
 use crate::ops::{Env, MatchDispatch, TableDispatch};
 use crate::program::{Program, Verdict};
@@ -71,11 +72,21 @@ pub struct Engine {
     counters: Vec<RuleCounter>,
     stats: Stats,
     logger: Option<Logger>,
+    /// Candidate rules per packet (None: walk every rule).
+    classifier: Option<Classifier>,
+    /// The current packet's candidate bitset, reused.
+    candidates: Vec<u64>,
 }
 
 impl Engine {
+    /// An engine with the classifier on (when the ruleset is not too big
+    /// for it); [`set_linear`](Self::set_linear) turns it off.
     pub fn new(program: Program) -> Engine {
+        let classifier = Classifier::build(&program);
+        let words = classifier.as_ref().map_or(0, Classifier::words);
         Engine {
+            classifier,
+            candidates: vec![0; words],
             counters: vec![RuleCounter::default(); program.rules.len()],
             program,
             env: Env::default(),
@@ -84,6 +95,27 @@ impl Engine {
             stats: Stats::default(),
             logger: None,
         }
+    }
+
+    /// Walks every rule in order instead of the classifier's candidates.
+    /// The results are identical; only the cost differs.
+    pub fn set_linear(&mut self, linear: bool) {
+        if linear {
+            self.classifier = None;
+        } else if self.classifier.is_none() {
+            self.classifier = Classifier::build(&self.program);
+            self.candidates = vec![0; self.classifier.as_ref().map_or(0, Classifier::words)];
+        }
+    }
+
+    /// Whether packets go through the classifier.
+    pub fn classified(&self) -> bool {
+        self.classifier.is_some()
+    }
+
+    /// Bytes the classifier holds (0 when off).
+    pub fn classifier_memory(&self) -> usize {
+        self.classifier.as_ref().map_or(0, Classifier::memory)
     }
 
     pub fn set_logger(&mut self, logger: Logger) {
@@ -130,6 +162,8 @@ impl Engine {
                     env,
                     counters,
                     logger,
+                    classifier,
+                    candidates,
                     ..
                 } = self;
                 let mut log = |ri: usize| {
@@ -137,13 +171,27 @@ impl Engine {
                         l.log(ri, &program.rules[ri], p, index);
                     }
                 };
-                let (rule, verdict) = match dispatch {
-                    DispatchKind::Match => {
-                        evaluate::<MatchDispatch, O>(program, env, p, counters, &mut log, obs)
+                let (rule, verdict) = match (classifier, dispatch) {
+                    (Some(c), DispatchKind::Match) => {
+                        c.candidates(p, candidates);
+                        let walk = Candidates(candidates);
+                        evaluate::<MatchDispatch, O, _>(
+                            program, env, &walk, p, counters, &mut log, obs,
+                        )
                     }
-                    DispatchKind::Table => {
-                        evaluate::<TableDispatch, O>(program, env, p, counters, &mut log, obs)
+                    (Some(c), DispatchKind::Table) => {
+                        c.candidates(p, candidates);
+                        let walk = Candidates(candidates);
+                        evaluate::<TableDispatch, O, _>(
+                            program, env, &walk, p, counters, &mut log, obs,
+                        )
                     }
+                    (None, DispatchKind::Match) => evaluate::<MatchDispatch, O, _>(
+                        program, env, &Linear, p, counters, &mut log, obs,
+                    ),
+                    (None, DispatchKind::Table) => evaluate::<TableDispatch, O, _>(
+                        program, env, &Linear, p, counters, &mut log, obs,
+                    ),
                 };
                 Decision {
                     rule: Some(rule),

@@ -1,8 +1,11 @@
 //! The evaluator: one packet, one walk over the rules, first match wins.
 //!
 //! Loop variables:
-//! - `i`: index of the rule being tried. It starts at 0 and only grows,
-//!   except on `return`, which resumes after the `call` that was taken.
+//! - `i`: index of the rule being tried. It starts at the first candidate
+//!   and only grows, except on `return`, which resumes after the `call`
+//!   that was taken. Every move goes through `walk.next(j)`: the first rule
+//!   at or after `j` that can match (every rule for [`Linear`], the
+//!   classifier's candidates for [`Candidates`]).
 //! - `stack`/`depth`: return points of taken `call`s (at most
 //!   `CALL_STACK_DEPTH`); `calls` counts calls taken for this packet, capped
 //!   at `MAX_CALLS` so a hostile ruleset cannot make a walk run long.
@@ -24,6 +27,30 @@ use weir_wire::Packet;
 
 /// At most this many `call`s are taken per packet; later ones fall through.
 pub const MAX_CALLS: u32 = 256;
+
+/// Which rules the walk may visit.
+pub trait Walk {
+    /// The first rule index at or after `i` worth trying.
+    fn next(&self, i: usize) -> usize;
+}
+
+/// Every rule, in order.
+pub struct Linear;
+impl Walk for Linear {
+    #[inline(always)]
+    fn next(&self, i: usize) -> usize {
+        i
+    }
+}
+
+/// The classifier's candidates for this packet, as a bitset over rules.
+pub struct Candidates<'a>(pub &'a [u64]);
+impl Walk for Candidates<'_> {
+    #[inline(always)]
+    fn next(&self, i: usize) -> usize {
+        crate::classify::next_candidate(self.0, i)
+    }
+}
 
 /// Per-rule counters, as `ipfw show` prints them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -47,9 +74,10 @@ impl Observer for NoObserver {}
 /// Walks `prog` for one IP packet. Counts every matching rule; calls
 /// `log(rule_index)` for matching rules that have `log`.
 #[inline]
-pub fn evaluate<D: Dispatch, O: Observer>(
+pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
     prog: &Program,
     env: &Env,
+    walk: &W,
     p: &Packet,
     counters: &mut [RuleCounter],
     log: &mut dyn FnMut(usize),
@@ -59,17 +87,17 @@ pub fn evaluate<D: Dispatch, O: Observer>(
     let class = packet_class(p);
     let mut stack = [0u32; CALL_STACK_DEPTH];
     let (mut depth, mut calls) = (0usize, 0u32);
-    let mut i = 0usize;
+    let mut i = walk.next(0);
     loop {
         let r = &prog.rules[i];
         if r.proto.is_some_and(|proto| proto != p.proto) {
             obs.rule(i, false);
-            i = r.skip_proto as usize;
+            i = walk.next(r.skip_proto as usize);
             continue;
         }
         if class & r.class_mask != r.class_bits {
             obs.rule(i, false);
-            i = r.skip_class as usize;
+            i = walk.next(r.skip_class as usize);
             continue;
         }
         // No state table yet: check-state finds nothing and falls through.
@@ -77,7 +105,7 @@ pub fn evaluate<D: Dispatch, O: Observer>(
             r.action != RuleAction::CheckState && rule_matches::<D, O>(prog, env, p, i, obs);
         obs.rule(i, matched);
         if !matched {
-            i += 1;
+            i = walk.next(i + 1);
             continue;
         }
         counters[i].packets += 1;
@@ -86,20 +114,20 @@ pub fn evaluate<D: Dispatch, O: Observer>(
             log(i);
         }
         match r.action {
-            RuleAction::Skipto(_) => i = r.jump as usize,
+            RuleAction::Skipto(_) => i = walk.next(r.jump as usize),
             RuleAction::Call(_) if depth < CALL_STACK_DEPTH && calls < MAX_CALLS => {
                 stack[depth] = i as u32 + 1;
                 depth += 1;
                 calls += 1;
-                i = r.jump as usize;
+                i = walk.next(r.jump as usize);
             }
             RuleAction::Return if depth > 0 => {
                 depth -= 1;
-                i = stack[depth] as usize;
+                i = walk.next(stack[depth] as usize);
             }
             action => match terminal_verdict(action) {
                 Some(v) => return (i, v),
-                None => i += 1,
+                None => i = walk.next(i + 1),
             },
         }
     }

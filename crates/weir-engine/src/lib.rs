@@ -8,6 +8,7 @@
 //! [`Policy`] verdict and are counted by reason.
 #![forbid(unsafe_code)]
 
+mod classify;
 mod compile;
 mod engine;
 mod eval;
@@ -18,7 +19,7 @@ mod program;
 
 pub use compile::{compile, CompileOptions};
 pub use engine::{Decision, DispatchKind, Engine, Policy, Stats};
-pub use eval::{evaluate, NoObserver, Observer, RuleCounter, MAX_CALLS};
+pub use eval::{evaluate, Candidates, Linear, NoObserver, Observer, RuleCounter, Walk, MAX_CALLS};
 pub use explain::{CostCounter, RuleTrace, Trace};
 pub use log::{LogFormat, Logger};
 pub use ops::{iface_matches, packet_class, Dispatch, Env, MatchDispatch, TableDispatch};

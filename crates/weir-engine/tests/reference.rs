@@ -394,22 +394,30 @@ proptest! {
             me: vec!["10.0.0.2".parse().unwrap(), "2001:db8::1".parse().unwrap()],
             iface_names: vec!["eth0", "eth1", "wan0"],
         };
+        // Both dispatchers, each with the classifier and with the linear walk.
         let mut engines: Vec<Engine> = [DispatchKind::Match, DispatchKind::Table]
             .into_iter()
-            .map(|d| {
+            .flat_map(|d| [(d, false), (d, true)])
+            .map(|(d, linear)| {
                 let mut e = Engine::new(prog.clone());
                 e.dispatch = d;
-                e.env.me = reference.me.iter().map(|a| (addr_to_u128(*a), if a.is_ipv4() { 4 } else { 6 })).collect();
+                e.set_linear(linear);
+                e.env.me = reference
+                    .me
+                    .iter()
+                    .map(|a| (addr_to_u128(*a), if a.is_ipv4() { 4 } else { 6 }))
+                    .collect();
                 e.set_interfaces(&[Some("eth0"), Some("eth1"), Some("wan0")]);
                 e
             })
             .collect();
+        assert!(engines[0].classified() && !engines[1].classified());
         let mut ref_counts = vec![0u64; prog.rules.len()];
         for p in &packets {
             let (ri, pass) = reference.eval(p, &mut ref_counts);
             for e in &mut engines {
                 let d = e.decide(p);
-                prop_assert_eq!(d.rule, Some(ri), "{:?} on {:?}", e.dispatch, p);
+                prop_assert_eq!(d.rule, Some(ri), "{:?} classified {} on {:?}", e.dispatch, e.classified(), p);
                 prop_assert_eq!(d.verdict == Verdict::Pass, pass);
             }
         }
