@@ -14,6 +14,7 @@ need=()
 command -v tcpdump >/dev/null 2>&1 || need+=(tcpdump)
 command -v strace >/dev/null 2>&1 || need+=(strace)
 [ -e /usr/include/pcap/pcap.h ] || need+=(libpcap-dev)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
 if [ ${#need[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${need[*]}" >&2
   sudo=""

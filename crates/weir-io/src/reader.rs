@@ -180,14 +180,18 @@ impl<R: Read> CaptureReader<R> {
 
 /// Opens a capture file; `-` reads standard input.
 pub fn open_capture(path: &Path) -> Result<CaptureReader<Box<dyn Read + Send>>, CaptureError> {
-    let r: Box<dyn Read + Send> = if path.as_os_str() == "-" {
-        Box::new(io::stdin())
-    } else {
-        let f = File::open(path).map_err(|source| CaptureError::Open {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Box::new(f)
-    };
-    CaptureReader::new(r)
+    CaptureReader::new(open_input(path)?)
+}
+
+/// The byte source behind [`open_capture`], for callers that wrap it
+/// (e.g. to count reads) before handing it to [`CaptureReader::new`].
+pub fn open_input(path: &Path) -> Result<Box<dyn Read + Send>, CaptureError> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(io::stdin()));
+    }
+    let f = File::open(path).map_err(|source| CaptureError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(Box::new(f))
 }

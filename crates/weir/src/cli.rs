@@ -40,6 +40,12 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Write a seeded, reproducible trace of realistic traffic (pcap).
     Gen(GenArgs),
+    /// Measure what filtering costs: replay a trace in memory many times.
+    Bench(crate::bench::BenchArgs),
+    /// Repeat the ipfw profile: ns per rule header and per micro-instruction.
+    Calibrate(crate::bench::CalibrateArgs),
+    /// Measure the host's UDP/IP stack processing time, NetDyn-style.
+    Probe(crate::probe::ProbeArgs),
 }
 
 #[derive(Args, Debug)]
@@ -79,6 +85,10 @@ pub struct EngineArgs {
     /// Opcode dispatch: a `match`, or a table of function pointers.
     #[arg(long, value_enum, default_value_t = DispatchArg::Match)]
     pub dispatch: DispatchArg,
+    /// Walk every rule in order instead of the classifier's candidate
+    /// rules. The verdicts and counters are identical; only the cost differs.
+    #[arg(long)]
+    pub linear: bool,
     /// Verdict for non-IP frames (ARP, LLDP, …), which ipfw never sees.
     #[arg(long, value_enum, default_value_t = VerdictArg::Pass, value_name = "VERDICT")]
     pub non_ip: VerdictArg,

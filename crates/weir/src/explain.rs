@@ -110,7 +110,7 @@ fn report(
         if let Some(next) = next.filter(|&nx| !step.matched && nx > step.rule + 1) {
             let _ = writeln!(
                 out,
-                "        skip step: rules {:05}..{:05} fail the same header test; not tried",
+                "        not tried: rules {:05}..{:05} (not candidates for this packet, or past a skip step)",
                 prog.rules[step.rule + 1].number,
                 prog.rules[next - 1].number
             );

@@ -1,9 +1,12 @@
 //! weir: the command-line front end. Thin glue over the library crates.
 
+mod bench;
 mod cli;
+mod counting;
 mod demo;
 mod explain;
 mod gen;
+mod probe;
 mod replay;
 mod report;
 mod setup;
@@ -45,6 +48,9 @@ fn main() -> ExitCode {
         cli::Command::Run(a) => replay::run(a),
         cli::Command::Explain(a) => explain::explain(a),
         cli::Command::Gen(a) => gen::gen(a),
+        cli::Command::Bench(a) => bench::bench(a),
+        cli::Command::Calibrate(a) => bench::calibrate(a),
+        cli::Command::Probe(a) => probe::probe(a),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,

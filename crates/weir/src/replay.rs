@@ -10,7 +10,7 @@ use crate::setup::{attach_logger, build_engine, create_output};
 use crate::{Failure, Progress};
 use std::io::{BufWriter, Write};
 use weir_engine::{Decision, Engine, Verdict};
-use weir_io::{open_capture, CaptureError, CaptureWriter, Frame, Interface};
+use weir_io::{CaptureError, CaptureWriter, Frame, Interface};
 use weir_rules::Names;
 use weir_wire::{decode, Direction, Malformed, Packet};
 
@@ -210,7 +210,9 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
             &names,
         )?;
     }
-    let mut reader = open_capture(&args.read).map_err(|e| capture_failure(&args.read, e))?;
+    // Reads counted for the JSON summary (see counting.rs).
+    let mut reader =
+        crate::counting::open_capture(&args.read).map_err(|e| capture_failure(&args.read, e))?;
     let labels = Labels::new(&engine);
     let format = reader.format();
     let mirror = |path: &Option<std::path::PathBuf>, ifaces: &[Interface]| -> Result<_, Failure> {
@@ -291,7 +293,9 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         print!("{}", report::unmatched(&engine));
     }
     if args.json {
-        println!("{}", report::json(&engine, &summary));
+        let mut json = report::json(&engine, &summary);
+        crate::counting::annotate(&mut json);
+        println!("{json}");
     }
     match (failure, flushed) {
         (Some(f), _) | (None, Err(f)) => Err(f),

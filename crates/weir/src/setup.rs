@@ -2,6 +2,7 @@
 //! open outputs. Everything here runs once, never per packet.
 
 use crate::cli::{DirArg, DispatchArg, EngineArgs, LogFormatArg, VerdictArg};
+use crate::counting::counted;
 use crate::Failure;
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -88,6 +89,7 @@ pub fn build_engine(rules: &Path, args: &EngineArgs, names: &Names) -> Result<En
     let program = load_program(rules, names, &opts)?;
     let mut engine = Engine::new(program);
     engine.dispatch = args.dispatch.into();
+    engine.set_linear(args.linear);
     engine.policy = Policy {
         non_ip: args.non_ip.into(),
         malformed: args.malformed.into(),
@@ -108,8 +110,9 @@ pub fn attach_logger(
     names: &Names,
 ) -> Result<(), Failure> {
     let out: Box<dyn Write + Send> = match path {
-        Some(p) => Box::new(create(p)?),
-        None => Box::new(io::stderr()),
+        // Counted for `weir run --json` (see counting.rs).
+        Some(p) => counted(create(p)?),
+        None => counted(io::stderr()),
     };
     let logger = Logger::new(out, format.into(), names, &engine.program.rules);
     engine.set_logger(logger);
@@ -118,10 +121,11 @@ pub fn attach_logger(
 
 /// Creates an output file, or stdout for `-`. Writers buffer themselves.
 pub fn create_output(path: &Path) -> Result<Box<dyn Write + Send>, Failure> {
+    // Counted for `weir run --json` (see counting.rs).
     if path.as_os_str() == "-" {
-        Ok(Box::new(io::stdout()))
+        Ok(counted(io::stdout()))
     } else {
-        Ok(Box::new(create(path)?))
+        Ok(counted(create(path)?))
     }
 }
 
