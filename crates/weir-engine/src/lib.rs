@@ -18,7 +18,7 @@ mod ops;
 mod program;
 
 pub use compile::{compile, CompileOptions};
-pub use engine::{Decision, DispatchKind, Engine, Policy, Stats};
+pub use engine::{Decision, DispatchKind, Engine, Policy, Stats, CLASSIFY_FROM_RULES};
 pub use eval::{evaluate, Candidates, Linear, NoObserver, Observer, RuleCounter, Walk, MAX_CALLS};
 pub use explain::{CostCounter, RuleTrace, Trace};
 pub use log::{LogFormat, Logger};

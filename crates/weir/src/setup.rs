@@ -89,7 +89,9 @@ pub fn build_engine(rules: &Path, args: &EngineArgs, names: &Names) -> Result<En
     let program = load_program(rules, names, &opts)?;
     let mut engine = Engine::new(program);
     engine.dispatch = args.dispatch.into();
-    engine.set_linear(args.linear);
+    if args.linear {
+        engine.set_linear(true);
+    }
     engine.policy = Policy {
         non_ip: args.non_ip.into(),
         malformed: args.malformed.into(),

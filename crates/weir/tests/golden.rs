@@ -38,7 +38,7 @@ fn corpus_files() -> Vec<PathBuf> {
 }
 
 /// The golden lines for one capture.
-fn verdict_lines(rules: &Path, file: &Path) -> String {
+fn verdict_lines(rules: &Path, file: &Path, linear: bool) -> String {
     let name = file.file_name().unwrap().to_string_lossy().into_owned();
     let out = Command::new(bin())
         .arg("run")
@@ -46,6 +46,7 @@ fn verdict_lines(rules: &Path, file: &Path) -> String {
         .arg("-r")
         .arg(file)
         .args(["--verdicts", "-", "-q", "--log-file", "/dev/null"])
+        .args(linear.then_some("--linear"))
         .stdin(Stdio::null())
         .output()
         .expect("spawn weir");
@@ -85,7 +86,7 @@ fn verdict_lines(rules: &Path, file: &Path) -> String {
 }
 
 /// Runs one ruleset over the whole corpus, a few files at a time in parallel.
-fn actual(rules: &Path) -> String {
+fn actual(rules: &Path, linear: bool) -> String {
     let files = corpus_files();
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -98,7 +99,7 @@ fn actual(rules: &Path) -> String {
             .map(|c| {
                 s.spawn(move || {
                     c.iter()
-                        .map(|f| verdict_lines(rules, f))
+                        .map(|f| verdict_lines(rules, f, linear))
                         .collect::<String>()
                 })
             })
@@ -111,7 +112,14 @@ fn actual(rules: &Path) -> String {
 fn check(name: &str) {
     let rules = golden_dir().join(format!("{name}.rules"));
     let expected_path = golden_dir().join(format!("{name}.verdicts"));
-    let got = actual(&rules);
+    let got = actual(&rules, false);
+    // The classifier only prunes: the linear walk must decide every packet
+    // of the corpus the same way.
+    let linear = actual(&rules, true);
+    assert!(
+        got == linear,
+        "{name}: the classifier and --linear disagree"
+    );
     if std::env::var_os("WEIR_BLESS").is_some_and(|v| v == "1") {
         fs::write(&expected_path, &got).expect("write golden file");
         return;
