@@ -242,34 +242,90 @@ fn last_at_most<T: Copy + Ord>(starts: &[T], lo: usize, hi: usize, v: T) -> usiz
     base
 }
 
-/// An IPv4 address field with a table over the top 16 bits: the block of
-/// `v >> 16` holds starts `[top[h], top[h+1])`, usually none or a few, so
-/// a lookup is one table load and a search of a handful.
+/// An IPv4 address field with direct tables in three strides (16, 8 and
+/// 8 bits, as DIR-24-8 routing tables do): the /16 of `v` gives the range
+/// of interval starts inside it; a /16 with many starts has a table per
+/// /24, and a /24 with many starts a table per address. Every lookup ends
+/// in at most `SPARSE` comparisons, whatever the ruleset's shape (a run of
+/// per-host rules puts dozens of starts in one /24).
 struct Field4 {
     field: Field<u32>,
+    /// Per /16: the index of its first start (65537 entries).
     top: Vec<u32>,
+    /// Per /16: 1 + its index in `mid`, or 0 when sparse.
+    dense16: Vec<u32>,
+    /// Per dense /16: the index of the first start of each /24 (257 entries).
+    mid: Vec<[u32; 257]>,
+    /// Per dense /16, per /24: 1 + its index in `low`, or 0 when sparse.
+    dense24: Vec<[u32; 256]>,
+    /// Per dense /24: the interval of each address.
+    low: Vec<[u32; 256]>,
 }
+
+/// Blocks with at most this many starts are searched, not tabled.
+const SPARSE: u32 = 4;
 
 impl Field4 {
     fn build(sets: &[Option<Set<u32>>], words: usize) -> Field4 {
         let field = Field::build(sets, words, u32::MAX);
-        let top = (0..=1u64 << 16)
-            .map(|h| field.starts.partition_point(|&s| u64::from(s) < h << 16) as u32)
-            .collect();
-        Field4 { field, top }
+        let starts = &field.starts;
+        // Index of the first start ≥ a (u64, so the end of the space fits).
+        let first_at = |a: u64| starts.partition_point(|&s| u64::from(s) < a) as u32;
+        let top: Vec<u32> = (0..=1u64 << 16).map(|h| first_at(h << 16)).collect();
+        let (mut dense16, mut mid, mut dense24, mut low) =
+            (vec![0u32; 1 << 16], Vec::new(), Vec::new(), Vec::new());
+        for h in 0..1usize << 16 {
+            if top[h + 1] - top[h] <= SPARSE {
+                continue;
+            }
+            let base = (h as u64) << 16;
+            let m: [u32; 257] = std::array::from_fn(|b| first_at(base | (b as u64) << 8));
+            let d: [u32; 256] = std::array::from_fn(|b| {
+                if m[b + 1] - m[b] <= SPARSE {
+                    return 0;
+                }
+                let block = base | (b as u64) << 8;
+                low.push(std::array::from_fn(|x| first_at(block + x as u64 + 1) - 1));
+                low.len() as u32
+            });
+            mid.push(m);
+            dense24.push(d);
+            dense16[h] = mid.len() as u32;
+        }
+        Field4 {
+            field,
+            top,
+            dense16,
+            mid,
+            dense24,
+            low,
+        }
     }
 
     #[inline(always)]
     fn lookup(&self, v: u32, words: usize) -> &[u64] {
         let h = (v >> 16) as usize;
-        let (lo, hi) = (self.top[h] as usize, self.top[h + 1] as usize);
-        // Block 0 starts with starts[0] == 0, so lo - 1 is never taken there.
-        let e = last_at_most(&self.field.starts, lo, hi, v);
+        let (mut lo, mut hi) = (self.top[h], self.top[h + 1]);
+        let e = if hi - lo <= SPARSE {
+            last_at_most(&self.field.starts, lo as usize, hi as usize, v)
+        } else {
+            let d = self.dense16[h] as usize - 1;
+            let b = (v >> 8 & 0xff) as usize;
+            (lo, hi) = (self.mid[d][b], self.mid[d][b + 1]);
+            match self.dense24[d][b] {
+                0 => last_at_most(&self.field.starts, lo as usize, hi as usize, v),
+                l => self.low[l as usize - 1][(v & 0xff) as usize] as usize,
+            }
+        };
         &self.field.bits[e * words..][..words]
     }
 
     fn memory(&self) -> usize {
-        self.field.starts.len() * 4 + self.field.bits.len() * 8 + self.top.len() * 4
+        self.field.starts.len() * 4
+            + self.field.bits.len() * 8
+            + (self.top.len() + self.dense16.len()) * 4
+            + self.mid.len() * 257 * 4
+            + (self.dense24.len() + self.low.len()) * 256 * 4
     }
 }
 
@@ -472,4 +528,73 @@ fn intersect<T: Copy + Ord>(a: &Set<T>, b: &Set<T>) -> Set<T> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tiny xorshift, so the test needs no dependency and repeats exactly.
+    fn rng(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    /// The three-stride tables must find the same interval as a plain
+    /// binary search, in sparse blocks, dense /16s and dense /24s alike.
+    #[test]
+    fn ipv4_tables_agree_with_binary_search() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..40 {
+            // Rules clustered in a few /24s (dense) plus scattered prefixes.
+            let sets: Vec<Option<Set<u32>>> = (0..60)
+                .map(|r| {
+                    if r % 7 == 0 {
+                        return None;
+                    }
+                    let base = [0x0a01_0000u32, 0xc000_0200, 0xc633_6400][r % 3];
+                    let a = if rng(&mut s) % 4 == 0 {
+                        rng(&mut s) as u32
+                    } else {
+                        base | (rng(&mut s) as u32 % (256 << (round % 3 * 4)))
+                    };
+                    let len = [32u32, 32, 30, 24, 16, 8][(rng(&mut s) % 6) as usize];
+                    let mask = u32::MAX << (32 - len);
+                    Some(vec![(a & mask, a | !mask)])
+                })
+                .collect();
+            let f4 = Field4::build(&sets, 1);
+            for _ in 0..5000 {
+                let v = match rng(&mut s) % 3 {
+                    0 => rng(&mut s) as u32,
+                    1 => 0xc000_0200 | (rng(&mut s) as u32 & 0x3ff),
+                    _ => 0x0a01_0000 | (rng(&mut s) as u32 & 0xffff),
+                };
+                let want = f4.field.lookup(v, 1).as_ptr();
+                assert_eq!(
+                    f4.lookup(v, 1).as_ptr(),
+                    want,
+                    "round {round}, address {v:#010x}"
+                );
+            }
+            assert!(
+                round < 3 || !f4.low.is_empty(),
+                "dense /24 tables were exercised"
+            );
+        }
+    }
+
+    #[test]
+    fn interval_sets() {
+        let a = normalize(vec![(5u32, 9), (1, 3), (8, 12)]);
+        assert_eq!(a, vec![(1, 3), (5, 12)]);
+        assert_eq!(complement(&a, 20), vec![(0, 0), (4, 4), (13, 20)]);
+        assert_eq!(complement(&vec![(0u32, 20)], 20), vec![]);
+        assert_eq!(
+            intersect(&a, &vec![(2, 6), (11, 30)]),
+            vec![(2, 3), (5, 6), (11, 12)]
+        );
+    }
 }
