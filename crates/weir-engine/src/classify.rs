@@ -2,7 +2,7 @@
 //!
 //! The bit-vector scheme (Lakshman and Stiliadis, 1998): for each header
 //! field (source and destination address, source and destination port,
-//! protocol) the field's range is cut into elementary intervals at every
+//! protocol, and the packet's class bits that rule headers test) the field's range is cut into elementary intervals at every
 //! rule boundary, and each interval keeps a bitset of the rules whose
 //! constraint on that field admits it. A packet looks up its interval in
 //! each field (binary search) and ANDs the bitsets: what is left, in rule
@@ -16,7 +16,8 @@
 //! is left to the evaluator. The default rule is a candidate of every
 //! packet, which ends every walk.
 
-use crate::program::{Insn, Op, Program, F_NOT, F_OR};
+use crate::ops::packet_class;
+use crate::program::{class, Insn, Op, Program, F_NOT, F_OR};
 use weir_wire::Packet;
 
 /// Port key for packets without ports (later fragments, ICMP, …).
@@ -50,7 +51,13 @@ pub struct Classifier {
     dport: PortField,
     /// Per protocol number, the rules whose header admits it.
     proto: Vec<u64>,
+    /// Per packet-class value (`ops::packet_class`, 12 bits), the rules
+    /// whose header class test it passes.
+    class: Vec<u64>,
 }
+
+/// Packet-class values span this many bits (the IP option bits are last).
+const CLASS_BITS: u32 = class::IPOPT_SHIFT + 4;
 
 impl Classifier {
     /// Builds the classifier, or None when it would be too large.
@@ -67,6 +74,14 @@ impl Classifier {
             dst.push(c.dst);
             sport.push(c.sport);
             dport.push(c.dport);
+        }
+        let mut class_table = vec![0u64; (1 << CLASS_BITS) * words];
+        for (r, rule) in prog.rules.iter().enumerate() {
+            for c in 0..1u32 << CLASS_BITS {
+                if c & rule.class_mask == rule.class_bits {
+                    class_table[c as usize * words + r / 64] |= 1 << (r % 64);
+                }
+            }
         }
         let mut proto = vec![0u64; 256 * words];
         for (r, rule) in prog.rules.iter().enumerate() {
@@ -91,6 +106,7 @@ impl Classifier {
             sport: PortField::build(&sport, words),
             dport: PortField::build(&dport, words),
             proto,
+            class: class_table,
         })
     }
 
@@ -126,10 +142,12 @@ impl Classifier {
         let c = self.sport.lookup(sport, w);
         let d = self.dport.lookup(dport, w);
         let e = &self.proto[usize::from(p.proto) * w..][..w];
+        let k = packet_class(p) as usize & ((1 << CLASS_BITS) - 1);
+        let f = &self.class[k * w..][..w];
         // Zipped iterators: no bounds check per word.
-        let fields = a.iter().zip(b).zip(c).zip(d).zip(e);
-        for (o, ((((a, b), c), d), e)) in out.iter_mut().zip(fields) {
-            *o = a & b & c & d & e;
+        let fields = a.iter().zip(b).zip(c).zip(d).zip(e).zip(f);
+        for (o, (((((a, b), c), d), e), f)) in out.iter_mut().zip(fields) {
+            *o = a & b & c & d & e & f;
         }
     }
 
@@ -143,6 +161,7 @@ impl Classifier {
             + self.sport.memory()
             + self.dport.memory()
             + self.proto.len() * 8
+            + self.class.len() * 8
     }
 }
 
