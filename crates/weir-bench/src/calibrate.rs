@@ -188,6 +188,8 @@ fn engine(rules: &str, dispatch: DispatchKind) -> Engine {
         .expect("synthetic rules compile");
     let mut e = Engine::new(prog);
     e.dispatch = dispatch;
+    // Calibration measures the rule walk itself: ipfw's loop, no classifier.
+    e.set_linear(true);
     e
 }
 
