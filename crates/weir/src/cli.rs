@@ -49,7 +49,7 @@ pub enum Command {
 }
 
 #[derive(Args, Debug)]
-#[command(after_help = "Example:\n  weir demo --count 1000000 --dispatch table")]
+#[command(after_help = "Example:\n  weir demo --count 1000000 --dispatch match")]
 pub struct DemoArgs {
     /// Packets to generate.
     #[arg(short = 'n', long, default_value_t = 200_000)]
@@ -60,7 +60,7 @@ pub struct DemoArgs {
     /// Print the summary and counters as JSON instead of tables.
     #[arg(long)]
     pub json: bool,
-    #[arg(long, value_enum, default_value_t = DispatchArg::Match)]
+    #[arg(long, value_enum, default_value_t = DispatchArg::Table)]
     pub dispatch: DispatchArg,
 }
 
@@ -83,7 +83,7 @@ pub struct EngineArgs {
     #[arg(long)]
     pub default_allow: bool,
     /// Opcode dispatch: a `match`, or a table of function pointers.
-    #[arg(long, value_enum, default_value_t = DispatchArg::Match)]
+    #[arg(long, value_enum, default_value_t = DispatchArg::Table)]
     pub dispatch: DispatchArg,
     /// Walk every rule in order instead of the classifier's candidate
     /// rules. The verdicts and counters are identical; only the cost differs.

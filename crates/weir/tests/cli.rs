@@ -487,7 +487,7 @@ fn json_output_shape() {
     let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
     let items = v["weir"].as_array().expect("{\"weir\": [...]}");
     assert!(items[0]["metainfo"].is_object(), "metainfo first");
-    assert_eq!(items[0]["metainfo"]["dispatch"], "match");
+    assert_eq!(items[0]["metainfo"]["dispatch"], "table");
     let rules = &items[1..items.len() - 1];
     assert_eq!(rules.len(), 14, "13 demo rules + default");
     for r in rules {
