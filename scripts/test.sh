@@ -23,8 +23,9 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
 
-# Release: the property, corpus and differential tests do real work.
-cargo test --workspace --release --no-fail-fast
+# Optimised (the property, corpus and differential tests do real work),
+# with overflow checks and debug assertions on: see [profile.ci].
+cargo test --workspace --profile ci --no-fail-fast
 
 if [ -x scripts/fuzz-smoke.sh ] && [ "${SKIP_FUZZ:-0}" != 1 ]; then
   FUZZ_SECONDS="${FUZZ_SECONDS:-20}" bash scripts/fuzz-smoke.sh
