@@ -16,7 +16,7 @@ pub enum DispatchKind {
     /// A `match` on the opcode.
     Match,
     /// An array of function pointers indexed by opcode: the default, as it
-    /// measured faster (BENCHMARKS.md: 21.7 vs 19.7 M packets/s on the
+    /// measured faster (BENCHMARKS.md: 21.2 vs 19.2 M packets/s on the
     /// realistic ruleset; LLVM hoists work for every opcode of the `match`
     /// ahead of the walk, which a short walk does not repay).
     #[default]
