@@ -56,8 +56,8 @@ pub struct Classifier {
     class: Vec<u64>,
 }
 
-/// Packet-class values span this many bits (the IP option bits are last).
-const CLASS_BITS: u32 = class::IPOPT_SHIFT + 4;
+/// Packet-class values span this many bits (`class::STATE` is last).
+const CLASS_BITS: u32 = class::STATE.trailing_zeros() + 1;
 
 impl Classifier {
     /// Builds the classifier, or None when it would be too large.

@@ -35,7 +35,12 @@ pub fn compile(
         };
         match c.body() {
             Ok(()) => {
-                let (proto, class_mask, class_bits) = hoist_header(&mut prog.insns, start as usize);
+                let (proto, mut class_mask, mut class_bits) =
+                    hoist_header(&mut prog.insns, start as usize);
+                if rule.action == RuleAction::CheckState {
+                    class_mask |= class::STATE;
+                    class_bits |= class::STATE;
+                }
                 prog.rules.push(Rule {
                     number: rule.number,
                     action: rule.action,

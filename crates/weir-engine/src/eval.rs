@@ -100,9 +100,7 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
             i = walk.next(r.skip_class as usize);
             continue;
         }
-        // No state table yet: check-state finds nothing and falls through.
-        let matched =
-            r.action != RuleAction::CheckState && rule_matches::<D, O>(prog, env, p, i, obs);
+        let matched = rule_matches::<D, O>(prog, env, p, i, obs);
         obs.rule(i, matched);
         if !matched {
             i = walk.next(i + 1);

@@ -205,10 +205,14 @@ pub mod class {
     pub const SETUP: u32 = 1 << 6;
     /// IPv4 options (`ipoptions`): the option bits shifted by this much.
     pub const IPOPT_SHIFT: u32 = 8;
+    /// A dynamic state of this packet's flow exists. No packet has it yet
+    /// (there is no state table), so a `check-state` rule, which requires
+    /// it in its header, is skipped like any other header mismatch.
+    pub const STATE: u32 = 1 << 12;
 
     /// Words for a header requirement, for `weir explain`.
     pub fn describe(mask: u32, bits: u32) -> Vec<String> {
-        const NAMES: [(u32, &str); 11] = [
+        const NAMES: [(u32, &str); 12] = [
             (IN, "in"),
             (OUT, "out"),
             (V4, "ipversion 4"),
@@ -220,6 +224,7 @@ pub mod class {
             (2 << IPOPT_SHIFT, "ipoptions lsrr"),
             (4 << IPOPT_SHIFT, "ipoptions rr"),
             (8 << IPOPT_SHIFT, "ipoptions ts"),
+            (STATE, "a dynamic state"),
         ];
         NAMES
             .iter()
