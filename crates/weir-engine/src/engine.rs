@@ -135,6 +135,10 @@ impl Engine {
         self.logger = Some(logger);
     }
 
+    pub fn logger(&self) -> Option<&Logger> {
+        self.logger.as_ref()
+    }
+
     pub fn logger_mut(&mut self) -> Option<&mut Logger> {
         self.logger.as_mut()
     }

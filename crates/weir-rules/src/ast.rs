@@ -77,14 +77,6 @@ impl Action {
             Action::CheckState => "check-state",
         }
     }
-
-    /// True when a match ends the walk with a pass/drop verdict.
-    pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            Action::Allow | Action::Deny | Action::Reject | Action::Unreach(_) | Action::Reset
-        )
-    }
 }
 
 /// `PROTO from SRC [PORTS] to DST [PORTS] OPTIONS...`

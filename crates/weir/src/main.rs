@@ -83,10 +83,18 @@ fn check(args: &cli::CheckArgs) -> Result<(), Failure> {
         // The default rule is implicit: a comment, so the output reads back.
         println!("# {:05} {} (implicit)", default.number, default.text);
     } else {
-        let n = program.rules.len() - 1;
-        let insns = program.insns.len();
+        let (n, insns) = (program.rules.len() - 1, program.insns.len());
+        let engine = weir_engine::Engine::new(program);
+        let walk = if engine.classified() {
+            format!(
+                "classifier {} KiB",
+                engine.classifier_memory().div_ceil(1024)
+            )
+        } else {
+            "linear walk".to_owned()
+        };
         eprintln!(
-            "{}: {n} rules, {insns} micro-instructions, ok",
+            "{}: {n} rules, {insns} micro-instructions, {walk}, ok",
             args.rules.display()
         );
     }

@@ -280,7 +280,10 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         .finish(reader.interfaces())
         .map_err(|e| Failure::from_io("output", e));
     if let Some(l) = engine.logger_mut() {
-        let _ = l.flush();
+        // Logging never stops the filter, but lost lines are said.
+        if l.flush().is_err() || l.errors > 0 {
+            eprintln!("weir: writing the log failed; log lines were lost");
+        }
     }
     let summary = Summary::of(&engine);
     if !args.quiet {

@@ -99,6 +99,11 @@ pub fn json(engine: &Engine, summary: &Summary) -> Value {
         "malformed": summary.malformed,
         "malformed_by_reason": malformed,
         "unmatched_rules": unmatched,
+        "log": engine.logger().map(|l| json!({
+            "lines": l.lines,
+            "suppressed_by_logamount": l.suppressed,
+            "write_errors": l.errors,
+        })),
     }}));
     json!({ "weir": items })
 }

@@ -94,7 +94,11 @@ fn check_accepts_demo_rules() {
         .unwrap_or_else(|| panic!("{err:?}"));
     let (n, tail) = rest.split_once(' ').unwrap();
     assert!(n.parse::<u32>().unwrap() >= 13, "{err:?}");
-    assert_eq!(tail, "micro-instructions, ok\n");
+    // 13 rules: enough for the classifier, whose size is reported.
+    let tail = tail
+        .strip_prefix("micro-instructions, classifier ")
+        .unwrap_or_else(|| panic!("{err:?}"));
+    assert!(tail.ends_with(" KiB, ok\n"), "{err:?}");
     assert!(out.stdout.is_empty());
 }
 
@@ -1553,5 +1557,44 @@ fn empty_pcapng_output_is_readable_by_tcpdump() {
         td.status.success(),
         "tcpdump -r on the empty drop file: {}",
         String::from_utf8_lossy(&td.stderr)
+    );
+}
+
+#[test]
+fn log_counts_in_json_and_lost_log_lines_are_reported() {
+    let dir = tmp();
+    let trace = gen_trace(dir.path(), "t.pcap", 2000, 5);
+    let rules = write(
+        dir.path(),
+        "r.rules",
+        "100 count log logamount 3 ip from any to any\n200 allow ip from any to any\n",
+    );
+    let out = weir(
+        ["run", "--json", "-q", "--log-file", "/dev/null", "-r"]
+            .map(OsStr::new)
+            .into_iter()
+            .chain([p(&trace), p(&rules)]),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let log = &v["weir"].as_array().unwrap().last().unwrap()["summary"]["log"];
+    assert_eq!(log["lines"], 3);
+    assert!(
+        log["suppressed_by_logamount"].as_u64().unwrap() > 1000,
+        "{log}"
+    );
+    assert_eq!(log["write_errors"], 0);
+    // A log that cannot be written does not stop the filter, but is said.
+    let out = weir(
+        ["run", "-q", "--log-file", "/dev/full", "-r"]
+            .map(OsStr::new)
+            .into_iter()
+            .chain([p(&trace), p(&rules)]),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("writing the log failed"),
+        "{}",
+        stderr(&out)
     );
 }
