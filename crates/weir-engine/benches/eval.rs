@@ -5,29 +5,14 @@
 //! reports packets/s. A one-rule ruleset gives the floor (rule header +
 //! default rule) for comparison in the same run.
 
+mod common;
+
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use weir_engine::{load, CompileOptions, DispatchKind, Engine};
-use weir_gen::{GenConfig, Generator};
 use weir_rules::Names;
-use weir_wire::{decode, Direction, LinkType, Packet};
 
 const REALISTIC: &str = include_str!("../../../rules/realistic-100.rules");
 const PACKETS: u64 = 1_000_000;
-
-fn packets() -> Vec<Packet> {
-    let mut g = Generator::new(GenConfig {
-        seed: 7,
-        count: PACKETS,
-        ..GenConfig::default()
-    });
-    let mut out = Vec::with_capacity(PACKETS as usize);
-    while let Some(f) = g.next_frame() {
-        let mut p = decode(LinkType::ETHERNET, f.data, f.data.len() as u32);
-        p.direction = Direction::In;
-        out.push(p);
-    }
-    out
-}
 
 fn engine(rules: &str, dispatch: DispatchKind) -> Engine {
     let prog =
@@ -38,7 +23,7 @@ fn engine(rules: &str, dispatch: DispatchKind) -> Engine {
 }
 
 fn bench(c: &mut Criterion) {
-    let packets = packets();
+    let packets = common::packets(PACKETS);
     // The realistic ruleset logs its final deny; logging is measured elsewhere.
     let rules = REALISTIC.replace("deny log logamount 100", "deny");
     let mut group = c.benchmark_group("engine_1M_packets");

@@ -15,28 +15,14 @@
 //! State and table lookups are not benchmarked: weir has no state table
 //! (`keep-state`) or `table(NAME)` lookups yet.
 
+mod common;
+
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use weir_engine::{load, CompileOptions, Engine, LogFormat, Logger};
-use weir_gen::{GenConfig, Generator};
 use weir_rules::Names;
-use weir_wire::{decode, Direction, LinkType, Packet};
+use weir_wire::Packet;
 
 const PACKETS: u64 = 100_000;
-
-fn packets() -> Vec<Packet> {
-    let mut g = Generator::new(GenConfig {
-        seed: 7,
-        count: PACKETS,
-        ..GenConfig::default()
-    });
-    let mut out = Vec::with_capacity(PACKETS as usize);
-    while let Some(f) = g.next_frame() {
-        let mut p = decode(LinkType::ETHERNET, f.data, f.data.len() as u32);
-        p.direction = Direction::In;
-        out.push(p);
-    }
-    out
-}
 
 fn engine(rules: &str, log: bool) -> Engine {
     let names = Names::default();
@@ -75,7 +61,7 @@ fn run_all(e: &mut Engine, packets: &[Packet]) {
 }
 
 fn per_rule(c: &mut Criterion) {
-    let packets = packets();
+    let packets = common::packets(PACKETS);
     let mut group = c.benchmark_group("per_rule");
     group.throughput(Throughput::Elements(PACKETS));
     group.sample_size(10);
@@ -93,7 +79,7 @@ fn per_rule(c: &mut Criterion) {
 }
 
 fn log_path(c: &mut Criterion) {
-    let packets = packets();
+    let packets = common::packets(PACKETS);
     let mut group = c.benchmark_group("log");
     group.throughput(Throughput::Elements(PACKETS));
     group.sample_size(10);

@@ -576,7 +576,7 @@ mod tests {
                         return None;
                     }
                     let base = [0x0a01_0000u32, 0xc000_0200, 0xc633_6400][r % 3];
-                    let a = if rng(&mut s) % 4 == 0 {
+                    let a = if rng(&mut s).is_multiple_of(4) {
                         rng(&mut s) as u32
                     } else {
                         base | (rng(&mut s) as u32 % (256 << (round % 3 * 4)))

@@ -370,19 +370,7 @@ impl Program {
     pub fn describe(&self, ins: &Insn) -> String {
         let not = if ins.flags & F_NOT != 0 { "not " } else { "" };
         let range = || ins.arg as usize..ins.arg as usize + ins.len as usize;
-        let ranges = || {
-            self.ranges[range()]
-                .iter()
-                .map(|&(lo, hi)| {
-                    if lo == hi {
-                        lo.to_string()
-                    } else {
-                        format!("{lo}-{hi}")
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join(",")
-        };
+        let ranges = || weir_rules::range_list(&self.ranges[range()]);
         let nets = || {
             self.nets[range()]
                 .iter()

@@ -18,4 +18,4 @@ pub use ast::*;
 pub use diag::Diagnostic;
 pub use names::Names;
 pub use parse::{parse, parse_addr, parse_rule, AUTOINC_STEP, MAX_RULE_NUMBER};
-pub use print::print_ruleset;
+pub use print::{print_ruleset, range_list};

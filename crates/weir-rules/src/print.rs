@@ -214,6 +214,11 @@ fn write_flags(f: &mut Formatter<'_>, kw: &str, s: FlagSpec, names: &[(&str, u8)
 }
 
 fn write_ranges(f: &mut Formatter<'_>, kw: &str, ranges: &Ranges) -> fmt::Result {
+    write!(f, "{kw} {}", range_list(ranges))
+}
+
+/// `40-60,1500`: inclusive ranges as rules write them.
+pub fn range_list(ranges: &[(u16, u16)]) -> String {
     let words: Vec<String> = ranges
         .iter()
         .map(|&(lo, hi)| {
@@ -224,5 +229,5 @@ fn write_ranges(f: &mut Formatter<'_>, kw: &str, ranges: &Ranges) -> fmt::Result
             }
         })
         .collect();
-    write_joined(f, &format!("{kw} "), ",", "", &words)
+    words.join(",")
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{stdout, weir_ok};
+use common::{stdout, strace_usable, weir_ok};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -170,20 +170,6 @@ fn calibrate_json_has_documented_fields() {
     }
 }
 
-fn strace_usable() -> bool {
-    let ok = Command::new("strace")
-        .args(["-f", "-c", "-o", "/dev/null", "true"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!(
-            "\n!!!!!!!! SKIPPED: strace is missing or cannot trace here; the \
-             counted-vs-strace check did NOT run. !!!!!!!!\n"
-        );
-    }
-    ok
-}
-
 /// `strace -c` rows: syscall name → calls.
 fn strace_calls(text: &str) -> std::collections::HashMap<String, u64> {
     text.lines()
@@ -199,7 +185,7 @@ fn strace_calls(text: &str) -> std::collections::HashMap<String, u64> {
 
 #[test]
 fn run_json_syscall_counts_match_strace() {
-    if !strace_usable() {
+    if !strace_usable("the counted-vs-strace check") {
         return;
     }
     let dir = tmp();

@@ -19,6 +19,8 @@
 //! With `log` rules, the log's extra writes are bounded by the lines logged
 //! divided by the lines a 64 KiB buffer holds.
 
+mod common;
+use common::strace_usable;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,21 +42,6 @@ const RW: &[&str] = &[
     "pwritev2",
 ];
 const MMAP: &[&str] = &["mmap", "munmap", "mremap", "brk"];
-
-fn strace_usable() -> bool {
-    let ok = Command::new("strace")
-        .args(["-f", "-c", "-o", "/dev/null", "true"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!(
-            "\n!!!!!!!! SKIPPED syscalls: strace is missing or cannot trace here \
-             (apt-get install strace; ptrace must be allowed). The per-packet \
-             system-call check did NOT run. !!!!!!!!\n"
-        );
-    }
-    ok
-}
 
 fn demo_rules() -> String {
     std::fs::read_to_string(concat!(
@@ -269,7 +256,7 @@ fn fixture() -> Fixture {
 
 #[test]
 fn no_syscall_per_packet_without_logging() {
-    if !strace_usable() {
+    if !strace_usable("the per-packet system-call check") {
         return;
     }
     let f = fixture();
@@ -285,7 +272,7 @@ fn no_syscall_per_packet_without_logging() {
 
 #[test]
 fn logging_adds_only_buffered_writes() {
-    if !strace_usable() {
+    if !strace_usable("the per-packet system-call check") {
         return;
     }
     let f = fixture();

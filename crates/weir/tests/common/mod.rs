@@ -276,3 +276,19 @@ pub fn corpus_dir() -> PathBuf {
         )),
     }
 }
+
+/// Whether strace can trace here; says loudly when not, so a skipped check
+/// is seen in the test output. `what` names the check that will not run.
+pub fn strace_usable(what: &str) -> bool {
+    let ok = Command::new("strace")
+        .args(["-f", "-c", "-o", "/dev/null", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!(
+            "\n!!!!!!!! SKIPPED: strace is missing or cannot trace here \
+             (apt-get install strace; ptrace must be allowed); {what} did NOT run. !!!!!!!!\n"
+        );
+    }
+    ok
+}
