@@ -53,6 +53,7 @@ pub fn compile(
                     class_bits,
                     skip_proto: 0,
                     skip_class: 0,
+                    probe: rule.action == RuleAction::CheckState,
                     text: rule.to_string(),
                     line: rule.span.line,
                 })
@@ -84,6 +85,7 @@ pub fn compile(
         class_bits: 0,
         skip_proto: 0,
         skip_class: 0,
+        probe: false,
         text: text.to_owned(),
         line: 0,
     });

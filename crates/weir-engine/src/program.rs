@@ -184,6 +184,12 @@ pub struct Rule {
     /// rule before that one in the same way, so the walk jumps there.
     pub skip_proto: u32,
     pub skip_class: u32,
+    /// `check-state`, `keep-state`, `limit`: the rule probes the dynamic
+    /// state table when the walk reaches it. A packet of a known flow
+    /// (class bit [`class::STATE`]) takes its state's action at the first
+    /// probe rule it reaches, whatever the rule's own conditions say, so
+    /// for such packets every probe rule must stay a candidate.
+    pub probe: bool,
     /// Canonical text (as `ipfw show` prints after the counters).
     pub text: String,
     /// Where the rule was written, for messages (0 for the default rule).
