@@ -1,10 +1,12 @@
 //! The engine: a program, its counters, policy for frames that are not
 //! well-formed IP, and the logger, behind one `decide(packet)` call.
 
-use crate::classify::Classifier;
-use crate::eval::{evaluate, Candidates, Linear, NoObserver, Observer, RuleCounter};
+use crate::classify::{BitClassifier, Classifier, TreeClassifier};
+use crate::eval::{
+    evaluate, CandidateBits, CandidateList, Linear, NoObserver, Observer, RuleCounter,
+};
 use crate::log::Logger;
-use crate::ops::{Env, MatchDispatch, TableDispatch};
+use crate::ops::{packet_class, Dispatch, Env, MatchDispatch, TableDispatch};
 use crate::program::{Program, Verdict};
 use serde::Serialize;
 use weir_wire::{Malformed, Packet, L3};
@@ -77,8 +79,47 @@ pub struct Engine {
     logger: Option<Logger>,
     /// Candidate rules per packet (None: walk every rule).
     classifier: Option<Classifier>,
-    /// The current packet's candidate bitset, reused.
-    candidates: Vec<u64>,
+    /// The current packet's candidates, reused: a bitset for
+    /// `Classifier::Bits`, a list (capacity fixed at build) for `Tree`.
+    candidates: Candidates,
+}
+
+#[derive(Default)]
+struct Candidates {
+    bits: Vec<u64>,
+    list: Vec<u32>,
+}
+
+impl Candidates {
+    fn for_classifier(c: Option<&Classifier>) -> Candidates {
+        match c {
+            Some(Classifier::Bits(b)) => Candidates {
+                bits: vec![0; b.words()],
+                list: Vec::new(),
+            },
+            Some(Classifier::Tree(t)) => Candidates {
+                bits: Vec::new(),
+                list: Vec::with_capacity(t.max_candidates()),
+            },
+            None => Candidates::default(),
+        }
+    }
+}
+
+/// How packets find the rules to try.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WalkKind {
+    /// The bitsets up to `classify::BITS_UP_TO_RULES` rules, the trees
+    /// beyond (either falls back to linear when too big to build).
+    #[default]
+    Auto,
+    /// Every rule in order (`--linear`).
+    Linear,
+    /// Per-field bitsets (tests and benchmarks force it).
+    Bits,
+    /// Partitioned decision trees (tests and benchmarks force it).
+    Tree,
 }
 
 /// Below this many rules a linear walk is cheaper than the classifier's
@@ -91,15 +132,9 @@ impl Engine {
     /// least [`CLASSIFY_FROM_RULES`] rules that are not too big for it.
     /// [`set_linear`](Self::set_linear) decides explicitly.
     pub fn new(program: Program) -> Engine {
-        let classifier = if program.rules.len() > CLASSIFY_FROM_RULES {
-            Classifier::build(&program)
-        } else {
-            None
-        };
-        let words = classifier.as_ref().map_or(0, Classifier::words);
-        Engine {
-            classifier,
-            candidates: vec![0; words],
+        let mut e = Engine {
+            classifier: None,
+            candidates: Candidates::default(),
             counters: vec![RuleCounter::default(); program.rules.len()],
             program,
             env: Env::default(),
@@ -107,23 +142,48 @@ impl Engine {
             dispatch: DispatchKind::default(),
             stats: Stats::default(),
             logger: None,
+        };
+        if e.program.rules.len() > CLASSIFY_FROM_RULES {
+            e.set_walk(WalkKind::Auto);
         }
+        e
     }
 
     /// Walks every rule in order instead of the classifier's candidates.
     /// The results are identical; only the cost differs.
     pub fn set_linear(&mut self, linear: bool) {
         if linear {
-            self.classifier = None;
+            self.set_walk(WalkKind::Linear);
         } else if self.classifier.is_none() {
-            self.classifier = Classifier::build(&self.program);
-            self.candidates = vec![0; self.classifier.as_ref().map_or(0, Classifier::words)];
+            self.set_walk(WalkKind::Auto);
         }
+    }
+
+    /// Chooses how packets find their candidate rules (building the
+    /// classifier now). The results are identical; only the cost differs.
+    pub fn set_walk(&mut self, kind: WalkKind) {
+        let prog = &self.program;
+        self.classifier = match kind {
+            WalkKind::Linear => None,
+            WalkKind::Auto => Classifier::build(prog),
+            WalkKind::Bits => BitClassifier::build(prog).map(Classifier::Bits),
+            WalkKind::Tree => TreeClassifier::build(prog).map(Classifier::Tree),
+        };
+        self.candidates = Candidates::for_classifier(self.classifier.as_ref());
     }
 
     /// Whether packets go through the classifier.
     pub fn classified(&self) -> bool {
         self.classifier.is_some()
+    }
+
+    /// Which walk packets take now (`Linear` when no classifier is built).
+    pub fn walk_kind(&self) -> WalkKind {
+        match self.classifier {
+            None => WalkKind::Linear,
+            Some(Classifier::Bits(_)) => WalkKind::Bits,
+            Some(Classifier::Tree(_)) => WalkKind::Tree,
+        }
     }
 
     /// Bytes the classifier holds (0 when off).
@@ -188,28 +248,17 @@ impl Engine {
                         l.log(ri, &program.rules[ri], p, index);
                     }
                 };
-                let (rule, verdict) = match (classifier, dispatch) {
-                    (Some(c), DispatchKind::Match) => {
-                        c.candidates(p, candidates);
-                        let walk = Candidates(candidates);
-                        evaluate::<MatchDispatch, O, _>(
-                            program, env, &walk, p, counters, &mut log, obs,
-                        )
-                    }
-                    (Some(c), DispatchKind::Table) => {
-                        c.candidates(p, candidates);
-                        let walk = Candidates(candidates);
-                        evaluate::<TableDispatch, O, _>(
-                            program, env, &walk, p, counters, &mut log, obs,
-                        )
-                    }
-                    (None, DispatchKind::Match) => evaluate::<MatchDispatch, O, _>(
-                        program, env, &Linear, p, counters, &mut log, obs,
-                    ),
-                    (None, DispatchKind::Table) => evaluate::<TableDispatch, O, _>(
-                        program, env, &Linear, p, counters, &mut log, obs,
-                    ),
+                let walk = Walker {
+                    classifier: classifier.as_ref(),
+                    candidates,
                 };
+                let (rule, verdict) =
+                    match dispatch {
+                        DispatchKind::Match => walk
+                            .evaluate::<MatchDispatch, O>(program, env, p, counters, &mut log, obs),
+                        DispatchKind::Table => walk
+                            .evaluate::<TableDispatch, O>(program, env, p, counters, &mut log, obs),
+                    };
                 Decision {
                     rule: Some(rule),
                     verdict,
@@ -244,5 +293,39 @@ impl Engine {
             .enumerate()
             .filter(|(_, c)| c.packets == 0)
             .map(|(i, _)| i)
+    }
+}
+
+/// One packet's walk: its candidates from the classifier, if any, then the
+/// evaluator over them.
+struct Walker<'a> {
+    classifier: Option<&'a Classifier>,
+    candidates: &'a mut Candidates,
+}
+
+impl Walker<'_> {
+    #[inline(always)]
+    fn evaluate<D: Dispatch, O: Observer>(
+        self,
+        program: &Program,
+        env: &Env,
+        p: &Packet,
+        counters: &mut [RuleCounter],
+        log: &mut dyn FnMut(usize),
+        obs: &mut O,
+    ) -> (usize, Verdict) {
+        let class = packet_class(p);
+        match self.classifier {
+            Some(Classifier::Bits(c)) => {
+                let bits = &mut self.candidates.bits;
+                c.candidates(p, class, bits);
+                evaluate::<D, O, _>(program, env, &CandidateBits(bits), p, counters, log, obs)
+            }
+            Some(Classifier::Tree(c)) if c.candidates(p, class, &mut self.candidates.list) => {
+                let walk = CandidateList::new(&self.candidates.list, program.default_index());
+                evaluate::<D, O, _>(program, env, &walk, p, counters, log, obs)
+            }
+            _ => evaluate::<D, O, _>(program, env, &Linear, p, counters, log, obs),
+        }
     }
 }

@@ -18,8 +18,11 @@ mod ops;
 mod program;
 
 pub use compile::{compile, CompileOptions};
-pub use engine::{Decision, DispatchKind, Engine, Policy, Stats, CLASSIFY_FROM_RULES};
-pub use eval::{evaluate, Candidates, Linear, NoObserver, Observer, RuleCounter, Walk, MAX_CALLS};
+pub use engine::{Decision, DispatchKind, Engine, Policy, Stats, WalkKind, CLASSIFY_FROM_RULES};
+pub use eval::{
+    evaluate, CandidateBits, CandidateList, Linear, NoObserver, Observer, RuleCounter, Walk,
+    MAX_CALLS,
+};
 pub use explain::{CostCounter, RuleTrace, Trace};
 pub use log::{LogFormat, Logger};
 pub use ops::{iface_matches, packet_class, Dispatch, Env, MatchDispatch, TableDispatch};

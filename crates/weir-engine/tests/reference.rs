@@ -394,14 +394,14 @@ proptest! {
             me: vec!["10.0.0.2".parse().unwrap(), "2001:db8::1".parse().unwrap()],
             iface_names: vec!["eth0", "eth1", "wan0"],
         };
-        // Both dispatchers, each with the classifier and with the linear walk.
+        // Both dispatchers, each with both classifiers and the linear walk.
         let mut engines: Vec<Engine> = [DispatchKind::Match, DispatchKind::Table]
             .into_iter()
-            .flat_map(|d| [(d, false), (d, true)])
-            .map(|(d, linear)| {
+            .flat_map(|d| [(d, WalkKind::Bits), (d, WalkKind::Linear), (d, WalkKind::Tree)])
+            .map(|(d, walk)| {
                 let mut e = Engine::new(prog.clone());
                 e.dispatch = d;
-                e.set_linear(linear);
+                e.set_walk(walk);
                 e.env.me = reference
                     .me
                     .iter()
@@ -411,13 +411,14 @@ proptest! {
                 e
             })
             .collect();
-        assert!(engines[0].classified() && !engines[1].classified());
+        let walks: Vec<WalkKind> = engines.iter().map(Engine::walk_kind).collect();
+        assert_eq!(&walks[..3], &[WalkKind::Bits, WalkKind::Linear, WalkKind::Tree]);
         let mut ref_counts = vec![0u64; prog.rules.len()];
         for p in &packets {
             let (ri, pass) = reference.eval(p, &mut ref_counts);
             for e in &mut engines {
                 let d = e.decide(p);
-                prop_assert_eq!(d.rule, Some(ri), "{:?} classified {} on {:?}", e.dispatch, e.classified(), p);
+                prop_assert_eq!(d.rule, Some(ri), "{:?} {:?} on {:?}", e.dispatch, e.walk_kind(), p);
                 prop_assert_eq!(d.verdict == Verdict::Pass, pass);
             }
         }

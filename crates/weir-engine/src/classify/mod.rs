@@ -1,0 +1,51 @@
+//! Classifiers: each gives a packet the rules that can match it.
+//!
+//! The evaluator walks only a packet's candidates, in rule order, so first
+//! match, `count`, `log`, `skipto` and `call` behave exactly as in the
+//! linear walk: every rule the packet can match before its walk ends is a
+//! candidate. Rule constraints come from plain instructions (`fields.rs`);
+//! what is not indexed (`me`, or-blocks, options, tables) only makes a rule
+//! a candidate more often.
+//!
+//! Two schemes, chosen by ruleset size (BENCHMARKS.md, "Classifying large
+//! rulesets"): per-field bitsets (`bits.rs`) for small rulesets, where one
+//! AND of a few words is hard to beat, and partitioned decision trees
+//! (`tree.rs`) past [`BITS_UP_TO_RULES`] rules, whose cost per packet does
+//! not grow with the ruleset.
+
+mod bits;
+mod fields;
+mod tree;
+
+pub use bits::{next_candidate, BitClassifier};
+pub use tree::TreeClassifier;
+
+use crate::program::Program;
+
+/// Rulesets up to this many rules use the bitsets; larger ones the trees.
+pub const BITS_UP_TO_RULES: usize = 1024;
+
+pub enum Classifier {
+    Bits(BitClassifier),
+    Tree(TreeClassifier),
+}
+
+impl Classifier {
+    /// The classifier for this ruleset, or None when it would be too large
+    /// or slow to build (then the walk is linear).
+    pub fn build(prog: &Program) -> Option<Classifier> {
+        if prog.rules.len() <= BITS_UP_TO_RULES {
+            BitClassifier::build(prog).map(Classifier::Bits)
+        } else {
+            TreeClassifier::build(prog).map(Classifier::Tree)
+        }
+    }
+
+    /// Bytes held.
+    pub fn memory(&self) -> usize {
+        match self {
+            Classifier::Bits(c) => c.memory(),
+            Classifier::Tree(c) => c.memory(),
+        }
+    }
+}
