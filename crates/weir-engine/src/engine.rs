@@ -186,6 +186,28 @@ impl Engine {
         }
     }
 
+    /// How many rules packet `p` would try at most: its candidate count
+    /// (every rule when the walk is linear). For `weir check --stats`.
+    pub fn candidate_count(&mut self, p: &Packet) -> usize {
+        let class = packet_class(p);
+        let all = self.program.rules.len();
+        match &self.classifier {
+            Some(Classifier::Bits(c)) if p.l3 == L3::Ip => {
+                c.candidates(p, class, &mut self.candidates.bits);
+                let ones = self.candidates.bits.iter().map(|w| w.count_ones() as usize);
+                ones.sum()
+            }
+            Some(Classifier::Tree(c)) if p.l3 == L3::Ip => {
+                if c.candidates(p, class, &mut self.candidates.list) {
+                    self.candidates.list.len()
+                } else {
+                    all
+                }
+            }
+            _ => all,
+        }
+    }
+
     /// Bytes the classifier holds (0 when off).
     pub fn classifier_memory(&self) -> usize {
         self.classifier.as_ref().map_or(0, Classifier::memory)

@@ -18,3 +18,4 @@ pub fn packets(n: u64) -> Vec<Packet> {
     }
     out
 }
+pub mod rulegen;

@@ -1,8 +1,8 @@
 //! The decision-tree classifier, for large rulesets.
 //!
 //! EffiCuts-style (Vamanan, Voskuilen and Vijaykumar, 2010): rules are
-//! partitioned by which of their fields are small (a /16 or longer
-//! address, a port range of at most 1024 ports, one protocol), and each
+//! partitioned by which of their fields are small (a /4 or longer
+//! address, a port range of fewer than 8192 ports, one protocol), and each
 //! partition gets a HiCuts tree that cuts only its small fields, so a cut
 //! rarely copies a rule into many children. A node cuts one field into
 //! 2^b equal, aligned parts (a child is `(key >> shift) & mask`: no search);
@@ -45,15 +45,20 @@ const BINTH: usize = 8;
 const MAX_CUT_BITS: u32 = 8;
 /// A cut may copy a node's rules into its children up to this factor.
 const SPFAC: usize = 4;
-const MAX_DEPTH: usize = 48;
+const MAX_DEPTH: usize = 12;
 /// A partition with fewer rules is merged into one that cuts fewer fields.
 const MIN_PARTITION: usize = 32;
 /// Most trees per family: each costs a walk per packet.
-const MAX_TREES: usize = 8;
+const MAX_TREES: usize = 12;
 /// Build limits: entries held (rule indices, children, nodes) and rule
 /// visits while choosing cuts. Past either, no classifier (linear walk).
 const MAX_ENTRIES: usize = 40 << 20;
-const MAX_WORK: u64 = 1 << 31;
+const MAX_WORK: u64 = 1 << 30;
+/// Rule copies one tree may make while cutting, per rule it holds (plus
+/// `TREE_SLACK`): past it, nodes stay leaves. Wildcards in the fields a
+/// tree cuts are copied into every child, and this bounds how often.
+const COPIES_PER_RULE: usize = 32;
+const TREE_SLACK: usize = 1 << 14;
 
 /// A node reference: a cut's index, or a leaf's index with this bit.
 const LEAF: u32 = 1 << 31;
@@ -126,10 +131,15 @@ impl TreeClassifier {
                     rules: &rules,
                     out: &mut t,
                     work: &mut work,
-                    cut_fields: part.fields,
+                    cut_fields: (1 << FIELDS) - 1,
                     most: 0,
+                    budget: part.rules.len() * COPIES_PER_RULE + TREE_SLACK,
                 };
+                let size = part.rules.len();
                 let root = b.node(part.rules, rules.bits.map(|bits| (0, bits)), 0)?;
+                if std::env::var_os("WEIR_TREE_DEBUG").is_some() {
+                    eprintln!("v6 {v6} fields {:05b} rules {size} longest leaf {} work {} cuts {} pool {}", part.fields, b.most, b.work, b.out.cuts.len(), b.out.pool.len());
+                }
                 *most += b.most;
                 if v6 { &mut t.roots6 } else { &mut t.roots4 }.push(root);
             }
@@ -163,15 +173,26 @@ impl TreeClassifier {
         } else {
             return false;
         };
+        // Walk the trees in step, a level each per round: their loads are
+        // independent, so their cache misses overlap.
+        let mut at = [EMPTY; MAX_TREES];
+        let at = &mut at[..roots.len()];
+        at.copy_from_slice(roots);
+        loop {
+            let mut inner = false;
+            for n in at.iter_mut().filter(|n| **n & LEAF == 0) {
+                let c = self.cuts[*n as usize];
+                let child = (key[c.field as usize] >> c.shift) as usize & c.mask as usize;
+                *n = self.kids[c.kids as usize + child];
+                inner |= *n & LEAF == 0;
+            }
+            if !inner {
+                break;
+            }
+        }
         let mut leaves = [0u32; MAX_TREES];
         let mut stop = NO_STOP;
-        for (slot, &root) in leaves.iter_mut().zip(roots) {
-            let mut n = root;
-            while n & LEAF == 0 {
-                let c = self.cuts[n as usize];
-                let child = (key[c.field as usize] >> c.shift) as usize & c.mask as usize;
-                n = self.kids[c.kids as usize + child];
-            }
+        for (slot, &n) in leaves.iter_mut().zip(at.iter()) {
             *slot = n & !LEAF;
             stop = stop.min(self.leaves[*slot as usize].stop);
         }
@@ -354,8 +375,8 @@ impl FamilyRules {
                 let width = s[s.len() - 1].1 - s[0].0;
                 match f {
                     PROTO => width == 0,
-                    2 | 3 => width < 1024,
-                    _ => width < 1u64 << (self.bits[f] / 2),
+                    2 | 3 => width < 8192,
+                    _ => width < 1u64 << (self.bits[f] - 4),
                 }
             })
             .fold(0, |m, f| m | 1 << f)
@@ -446,6 +467,8 @@ struct Builder<'a> {
     cut_fields: u8,
     /// The longest leaf list made.
     most: usize,
+    /// Rule copies this tree may still make.
+    budget: usize,
 }
 
 impl Builder<'_> {
@@ -463,7 +486,13 @@ impl Builder<'_> {
         } else {
             None
         };
-        let Some((field, b)) = cut else {
+        let Some((field, b)) =
+            cut.filter(|&(.., copies)| copies <= self.budget)
+                .map(|(field, b, copies)| {
+                    self.budget -= copies;
+                    (field, b)
+                })
+        else {
             return self.leaf(&rules, stop.is_some());
         };
         let (lo, free) = bx[field];
@@ -471,7 +500,9 @@ impl Builder<'_> {
         let n = 1usize << b;
         let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
         for &r in &rules {
-            self.children_of(r, field, bx[field], shift, |c| children[c].push(r));
+            self.child_runs(r, field, bx[field], shift, |first, last| {
+                children[first..=last].iter_mut().for_each(|c| c.push(r))
+            });
         }
         drop(rules);
         let entries = self.out.kids.len() + self.out.pool.len() + self.out.cuts.len();
@@ -528,15 +559,16 @@ impl Builder<'_> {
         Some(LEAF | (self.out.leaves.len() - 1) as u32)
     }
 
-    /// Calls `visit` once for each child (of the cut at `shift` in this
-    /// field's box side) that rule `r`'s set reaches.
-    fn children_of(
+    /// Calls `visit(first, last)` for each run of children (of the cut at
+    /// `shift` in this field's box side) that rule `r`'s set reaches, each
+    /// child once.
+    fn child_runs(
         &self,
         r: u32,
         field: usize,
         side: (u64, u32),
         shift: u32,
-        mut visit: impl FnMut(usize),
+        mut visit: impl FnMut(usize, usize),
     ) {
         let (lo, hi) = region(side, self.rules.max[field]);
         let mut next = 0usize;
@@ -546,8 +578,8 @@ impl Builder<'_> {
                 continue;
             }
             let (first, last) = (((a - lo) >> shift) as usize, ((b - lo) >> shift) as usize);
-            for c in first.max(next)..=last {
-                visit(c);
+            if first.max(next) <= last {
+                visit(first.max(next), last);
             }
             next = last + 1;
         }
@@ -555,11 +587,17 @@ impl Builder<'_> {
 
     /// The cut (field, bits) that leaves the smallest largest child within
     /// the copy budget, if one separates the rules at all.
-    fn choose_cut(&mut self, rules: &[u32], bx: &[(u64, u32); FIELDS]) -> Option<(usize, u32)> {
+    /// Returns (field, bits, rule copies).
+    fn choose_cut(
+        &mut self,
+        rules: &[u32],
+        bx: &[(u64, u32); FIELDS],
+    ) -> Option<(usize, u32, usize)> {
         let n = rules.len();
         let max_bits = (usize::BITS - n.leading_zeros()).min(MAX_CUT_BITS);
         let mut best: Option<(usize, usize, usize, u32)> = None; // (largest, total, field, bits)
-        let mut counts = vec![0usize; 1 << max_bits];
+                                                                 // Rules per child as a difference array: a run costs two updates.
+        let mut counts = vec![0isize; (1 << max_bits) + 1];
         for field in 0..FIELDS {
             let (lo, free) = bx[field];
             if self.cut_fields & 1 << field == 0 || free == 0 {
@@ -568,28 +606,38 @@ impl Builder<'_> {
             for b in 1..=max_bits.min(free) {
                 *self.work += n as u64;
                 if *self.work > MAX_WORK {
+                    self.budget = 0; // too slow: no more cuts anywhere
                     return None;
                 }
                 let shift = free - b;
-                let counts = &mut counts[..1 << b];
+                let counts = &mut counts[..(1 << b) + 1];
                 counts.fill(0);
                 let mut total = 0;
                 for &r in rules {
-                    self.children_of(r, field, (lo, free), shift, |c| {
-                        counts[c] += 1;
-                        total += 1;
+                    self.child_runs(r, field, (lo, free), shift, |first, last| {
+                        counts[first] += 1;
+                        counts[last + 1] -= 1;
+                        total += last + 1 - first;
                     });
                 }
                 if total > SPFAC * n + (1 << b) {
                     break;
                 }
-                let largest = counts.iter().copied().max().unwrap_or(0);
+                let mut running = 0;
+                let largest = counts
+                    .iter()
+                    .map(|d| {
+                        running += d;
+                        running as usize
+                    })
+                    .max()
+                    .unwrap_or(0);
                 if best.is_none_or(|(l, t, _, _)| (largest, total) < (l, t)) {
                     best = Some((largest, total, field, b));
                 }
             }
         }
         best.filter(|&(largest, ..)| largest < n)
-            .map(|(_, _, field, b)| (field, b))
+            .map(|(_, total, field, b)| (field, b, total))
     }
 }
