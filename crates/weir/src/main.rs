@@ -1,6 +1,7 @@
 //! weir: the command-line front end. Thin glue over the library crates.
 
 mod bench;
+mod check_stats;
 mod cli;
 mod counting;
 mod demo;
@@ -82,6 +83,8 @@ fn check(args: &cli::CheckArgs) -> Result<(), Failure> {
         }
         // The default rule is implicit: a comment, so the output reads back.
         println!("# {:05} {} (implicit)", default.number, default.text);
+    } else if args.stats {
+        check_stats::print(&args.rules, program);
     } else {
         let (n, insns) = (program.rules.len() - 1, program.insns.len());
         let engine = weir_engine::Engine::new(program);

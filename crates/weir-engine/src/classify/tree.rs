@@ -19,7 +19,7 @@
 //! Every rule the packet can match before the walk stops is kept, so the
 //! walk over the list is exactly the linear walk.
 
-use super::fields::{family4, in_mapped, Constraints, Set, NO_PORTS};
+use super::fields::{family4, in_mapped, Constraints, Set, MAPPED_HI, MAPPED_LO, NO_PORTS};
 use crate::program::{class, terminal_verdict, Program, RuleAction};
 use weir_wire::Packet;
 
@@ -135,11 +135,7 @@ impl TreeClassifier {
                     most: 0,
                     budget: part.rules.len() * COPIES_PER_RULE + TREE_SLACK,
                 };
-                let size = part.rules.len();
                 let root = b.node(part.rules, rules.bits.map(|bits| (0, bits)), 0)?;
-                if std::env::var_os("WEIR_TREE_DEBUG").is_some() {
-                    eprintln!("v6 {v6} fields {:05b} rules {size} longest leaf {} work {} cuts {} pool {}", part.fields, b.most, b.work, b.out.cuts.len(), b.out.pool.len());
-                }
                 *most += b.most;
                 if v6 { &mut t.roots6 } else { &mut t.roots4 }.push(root);
             }
@@ -436,10 +432,16 @@ impl FamilyRules {
     }
 }
 
-/// IPv6 intervals as intervals of their top 64 bits (a superset).
+/// IPv6 intervals as intervals of their top 64 bits (a superset), less
+/// the IPv4-mapped block (IPv6 packets there walk every rule).
 fn widen64(s: &Set<u128>) -> Set<u64> {
     let mut out: Set<u64> = Vec::with_capacity(s.len());
-    for &(a, b) in s {
+    let outside = s.iter().flat_map(|&(a, b)| {
+        let below = (a < MAPPED_LO).then(|| (a, b.min(MAPPED_LO - 1)));
+        let above = (b > MAPPED_HI).then(|| (a.max(MAPPED_HI + 1), b));
+        below.into_iter().chain(above)
+    });
+    for (a, b) in outside {
         let (a, b) = ((a >> 64) as u64, (b >> 64) as u64);
         match out.last_mut() {
             Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
@@ -596,7 +598,8 @@ impl Builder<'_> {
         let n = rules.len();
         let max_bits = (usize::BITS - n.leading_zeros()).min(MAX_CUT_BITS);
         let mut best: Option<(usize, usize, usize, u32)> = None; // (largest, total, field, bits)
-                                                                 // Rules per child as a difference array: a run costs two updates.
+        let mut zoom: Option<(u32, usize)> = None; // (bits, field)
+                                                   // Rules per child as a difference array: a run costs two updates.
         let mut counts = vec![0isize; (1 << max_bits) + 1];
         for field in 0..FIELDS {
             let (lo, free) = bx[field];
@@ -635,9 +638,71 @@ impl Builder<'_> {
                 if best.is_none_or(|(l, t, _, _)| (largest, total) < (l, t)) {
                     best = Some((largest, total, field, b));
                 }
+                if total == n && largest == n {
+                    // Every rule in one child: a zoom into the block the
+                    // rules share, which frees later cuts to separate them.
+                    zoom = zoom.max(Some((b, field)));
+                }
             }
         }
         best.filter(|&(largest, ..)| largest < n)
             .map(|(_, total, field, b)| (field, b, total))
+            .or(zoom.map(|(b, field)| (field, b, n)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weir_wire::v4_mapped;
+
+    fn program(text: &str) -> Program {
+        crate::load(text, &weir_rules::Names::default(), &Default::default())
+            .expect("rules compile")
+    }
+
+    /// A packet of a known flow (`class::STATE`) has every state probe as
+    /// a candidate, whatever the probe's other fields; other packets none
+    /// of the `check-state` rules (they need a state in their header).
+    #[test]
+    fn state_packets_get_every_probe() {
+        let mut text = String::new();
+        for i in 0..40 {
+            text += &format!("{} allow tcp from 10.0.{i}.0/24 to any 80\n", 10 + i * 10);
+        }
+        text += "5 check-state\n";
+        text += "205 check-state\n";
+        let prog = program(&text);
+        let probes: Vec<u32> = (0..prog.rules.len() as u32)
+            .filter(|&r| prog.rules[r as usize].probe)
+            .collect();
+        assert_eq!(probes.len(), 2);
+        let t = TreeClassifier::build(&prog).expect("builds");
+        let p = Packet {
+            src: v4_mapped(0x0a00_0305),
+            dst: v4_mapped(0xc000_0201),
+            l3: weir_wire::L3::Ip,
+            ip_version: 4,
+            proto: 6,
+            src_port: 1234,
+            dst_port: 80,
+            has_ports: true,
+            ..Packet::default()
+        };
+        let mut out = Vec::with_capacity(t.max_candidates());
+        let class = crate::packet_class(&p);
+        assert!(t.candidates(&p, class, &mut out));
+        assert!(probes.iter().all(|r| !out.contains(r)), "{out:?}");
+        // 10.0.3.0/24 port 80 is rule 40 (index 4, after check-state 5),
+        // then the default rule (the tree never cut the port field, so
+        // rule 40 does not cover its leaf and cannot cut the list).
+        assert_eq!(out, vec![4, prog.default_index() as u32]);
+        assert!(t.candidates(&p, class | class::STATE, &mut out));
+        assert!(probes.iter().all(|r| out.contains(r)), "{out:?}");
+        assert!(
+            out.contains(&4) && out.windows(2).all(|w| w[0] < w[1]),
+            "{out:?}"
+        );
+        assert_eq!(*out.last().unwrap() as usize, prog.default_index());
     }
 }
