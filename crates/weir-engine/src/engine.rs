@@ -166,7 +166,7 @@ impl Engine {
         self.classifier = match kind {
             WalkKind::Linear => None,
             WalkKind::Auto => Classifier::build(prog),
-            WalkKind::Bits => BitClassifier::build(prog).map(Classifier::Bits),
+            WalkKind::Bits => BitClassifier::build(prog).map(|b| Classifier::Bits(Box::new(b))),
             WalkKind::Tree => TreeClassifier::build(prog).map(Classifier::Tree),
         };
         self.candidates = Candidates::for_classifier(self.classifier.as_ref());

@@ -26,7 +26,8 @@ use crate::program::Program;
 pub const BITS_UP_TO_RULES: usize = 1024;
 
 pub enum Classifier {
-    Bits(BitClassifier),
+    /// Boxed: the bitsets' field tables are large inline structs.
+    Bits(Box<BitClassifier>),
     Tree(TreeClassifier),
 }
 
@@ -35,7 +36,7 @@ impl Classifier {
     /// or slow to build (then the walk is linear).
     pub fn build(prog: &Program) -> Option<Classifier> {
         if prog.rules.len() <= BITS_UP_TO_RULES {
-            BitClassifier::build(prog).map(Classifier::Bits)
+            BitClassifier::build(prog).map(|b| Classifier::Bits(Box::new(b)))
         } else {
             TreeClassifier::build(prog).map(Classifier::Tree)
         }

@@ -2,13 +2,14 @@
 //!
 //! EffiCuts-style (Vamanan, Voskuilen and Vijaykumar, 2010): rules are
 //! partitioned by which of their fields are small (a /4 or longer
-//! address, a port range of fewer than 8192 ports, one protocol), and each
-//! partition gets a HiCuts tree that cuts only its small fields, so a cut
-//! rarely copies a rule into many children. A node cuts one field into
-//! 2^b equal, aligned parts (a child is `(key >> shift) & mask`: no search);
-//! a leaf holds at most `BINTH` rule indices in rule order (more only when
-//! no cut separates them). Consecutive children with the same rules share
-//! one subtree.
+//! address, a port range of fewer than 8192 ports, one protocol), so that
+//! rules of one shape share a tree and wildcards do not crowd specific
+//! rules. A node cuts one field into 2^b equal, aligned parts (a child is
+//! `(key >> shift) & mask`: no search), the cut leaving the smallest
+//! largest child within a copy budget; a leaf holds at most `BINTH` rule
+//! indices in rule order (more only when no cut separates them or the
+//! tree's budget of rule copies is spent). Consecutive children with the
+//! same rules share one subtree.
 //!
 //! A packet walks one tree per partition of its address family and merges
 //! the leaves' lists in rule order. Priority pruning keeps the lists
@@ -601,8 +602,7 @@ impl Builder<'_> {
         let mut zoom: Option<(u32, usize)> = None; // (bits, field)
                                                    // Rules per child as a difference array: a run costs two updates.
         let mut counts = vec![0isize; (1 << max_bits) + 1];
-        for field in 0..FIELDS {
-            let (lo, free) = bx[field];
+        for (field, &(lo, free)) in bx.iter().enumerate() {
             if self.cut_fields & 1 << field == 0 || free == 0 {
                 continue;
             }
