@@ -23,6 +23,14 @@ pub fn compile(
 ) -> Result<Program, Vec<Diagnostic>> {
     let mut prog = Program::default();
     let mut errors = Vec::new();
+    for setting in &rs.settings {
+        if !prog.state_config.set(&setting.name, setting.value) {
+            errors.push(Diagnostic::new(
+                setting.span,
+                format!("unknown setting '{}'", setting.name),
+            ));
+        }
+    }
     // ipfw keeps rules sorted by number, equal numbers in the order added.
     let mut order: Vec<&ast::Rule> = rs.rules.iter().collect();
     order.sort_by_key(|r| r.number);
@@ -32,14 +40,27 @@ pub fn compile(
             prog: &mut prog,
             names,
             rule,
+            state_op: StateOp::None,
         };
         match c.body() {
             Ok(()) => {
+                let state_op = c.state_op;
+                let check_state = rule.action == RuleAction::CheckState;
+                if check_state {
+                    // Without a state it never matches; with one it fires
+                    // before its instructions run (below).
+                    prog.insns.push(Insn::new(Op::Never, 0));
+                }
                 let (proto, mut class_mask, mut class_bits) =
                     hoist_header(&mut prog.insns, start as usize);
-                if rule.action == RuleAction::CheckState {
+                // A probe rule's header requires "no state": a packet of a
+                // known flow fails it whatever else the rule says, and the
+                // evaluator's header-failure path fires the state.
+                let probe =
+                    check_state || matches!(state_op, StateOp::Keep | StateOp::Limit { .. });
+                if probe {
                     class_mask |= class::STATE;
-                    class_bits |= class::STATE;
+                    class_bits &= !class::STATE;
                 }
                 prog.rules.push(Rule {
                     number: rule.number,
@@ -53,7 +74,8 @@ pub fn compile(
                     class_bits,
                     skip_proto: 0,
                     skip_class: 0,
-                    probe: rule.action == RuleAction::CheckState,
+                    probe,
+                    state_op,
                     text: rule.to_string(),
                     line: rule.span.line,
                 })
@@ -86,6 +108,7 @@ pub fn compile(
         skip_proto: 0,
         skip_class: 0,
         probe: false,
+        state_op: StateOp::None,
         text: text.to_owned(),
         line: 0,
     });
@@ -165,7 +188,9 @@ fn class_test(ins: &Insn) -> Option<(u32, u32)> {
 fn skip_steps(rules: &mut [Rule]) {
     for i in (0..rules.len().saturating_sub(1)).rev() {
         let next = &rules[i + 1];
-        let same_proto = next.proto == rules[i].proto;
+        // A probe rule fires for a packet with a state whatever its
+        // protocol, so no protocol skip may jump over one.
+        let same_proto = next.proto == rules[i].proto && !next.probe;
         let same_class =
             (next.class_mask, next.class_bits) == (rules[i].class_mask, rules[i].class_bits);
         let (np, nc) = (next.skip_proto, next.skip_class);
@@ -180,6 +205,7 @@ struct RuleCompiler<'a> {
     prog: &'a mut Program,
     names: &'a Names,
     rule: &'a ast::Rule,
+    state_op: StateOp,
 }
 
 impl RuleCompiler<'_> {
@@ -259,7 +285,7 @@ impl RuleCompiler<'_> {
                 ast::Addr::Me6 => insns.push(Insn::new(side.op(Op::SrcMe, Op::DstMe), 6)),
                 ast::Addr::Prefix(addr, len) => self.prog.nets.push(prefix_net(*addr, *len)),
                 ast::Addr::Masked(addr, mask) => self.prog.nets.push(masked_net(*addr, *mask)),
-                ast::Addr::Table(name, span) => {
+                ast::Addr::Table(name, _, span) => {
                     return Err(self.err(
                         *span,
                         format!(
@@ -369,6 +395,24 @@ impl RuleCompiler<'_> {
         Ok(Insn::new(op, idx as u32))
     }
 
+    /// `keep-state`, `record-state`, `limit`: at most one per rule.
+    fn state(&mut self, item: &ast::OptionItem, op: StateOp) -> Result<(), Diagnostic> {
+        if item.not {
+            return Err(self.err(item.span, "a state option cannot be negated"));
+        }
+        if self.state_op != StateOp::None {
+            return Err(self.err(
+                item.span,
+                "one rule may have only one of keep-state, record-state and limit",
+            ));
+        }
+        if self.rule.action == RuleAction::CheckState {
+            return Err(self.err(item.span, "check-state cannot make states"));
+        }
+        self.state_op = op;
+        Ok(())
+    }
+
     fn option(&mut self, item: &ast::OptionItem) -> Result<(), Diagnostic> {
         let flags = |s: ast::FlagSpec| u32::from(s.set) | u32::from(s.clear) << 8;
         let mut ins = match &item.opt {
@@ -387,11 +431,21 @@ impl RuleCompiler<'_> {
             ast::Opt::IpVersion(v) => Insn::new(Op::IpVersion, u32::from(*v)),
             ast::Opt::IpLen(r) => self.range_insn(Op::IpLen, r.clone())?,
             ast::Opt::IpTtl(r) => self.range_insn(Op::IpTtl, r.clone())?,
-            ast::Opt::KeepState => {
+            ast::Opt::Icmp6Types(bits) => {
+                self.prog.icmp6_types.push(*bits);
+                Insn::new(Op::Icmp6Types, (self.prog.icmp6_types.len() - 1) as u32)
+            }
+            ast::Opt::Ext6Hdr(bits) => Insn::new(Op::Ext6Hdr, u32::from(*bits)),
+            ast::Opt::Lookup(_, table) => {
                 return Err(self.err(
                     item.span,
-                    "keep-state is not supported yet (no state table)",
+                    format!("lookup {table}: no such table (lookup tables are not supported yet)"),
                 ));
+            }
+            ast::Opt::KeepState => return self.state(item, StateOp::Keep),
+            ast::Opt::RecordState => return self.state(item, StateOp::Record),
+            &ast::Opt::Limit { mask, count } => {
+                return self.state(item, StateOp::Limit { mask, count })
             }
         };
         if item.not {

@@ -2,10 +2,11 @@
 //! well-formed IP, and the logger, behind one `decide(packet)` call.
 
 use crate::classify::Classifier;
-use crate::eval::{evaluate, Candidates, Linear, NoObserver, Observer, RuleCounter};
+use crate::eval::{evaluate, Candidates, Linear, NoObserver, Observer, RuleCounter, StateCtx};
 use crate::log::Logger;
-use crate::ops::{Env, MatchDispatch, TableDispatch};
-use crate::program::{Program, Verdict};
+use crate::ops::{packet_class, Env, MatchDispatch, TableDispatch};
+use crate::program::{class, Program, Verdict};
+use crate::state::{StateConfig, StateTable};
 use serde::Serialize;
 use weir_wire::{Malformed, Packet, L3};
 
@@ -79,6 +80,11 @@ pub struct Engine {
     classifier: Option<Classifier>,
     /// The current packet's candidate bitset, reused.
     candidates: Vec<u64>,
+    /// Dynamic states, when the program makes or probes any.
+    states: Option<StateTable>,
+    /// The probe rules as a bitset over rules (added to a stateful
+    /// packet's candidates).
+    probe_bits: Vec<u64>,
 }
 
 /// Below this many rules a linear walk is cheaper than the classifier's
@@ -97,7 +103,17 @@ impl Engine {
             None
         };
         let words = classifier.as_ref().map_or(0, Classifier::words);
+        let mut probe_bits = vec![0u64; program.rules.len().div_ceil(64)];
+        for (i, r) in program.rules.iter().enumerate() {
+            if r.probe {
+                probe_bits[i / 64] |= 1 << (i % 64);
+            }
+        }
         Engine {
+            states: program
+                .has_state()
+                .then(|| StateTable::new(program.state_config)),
+            probe_bits,
             classifier,
             candidates: vec![0; words],
             counters: vec![RuleCounter::default(); program.rules.len()],
@@ -129,6 +145,28 @@ impl Engine {
     /// Bytes the classifier holds (0 when off).
     pub fn classifier_memory(&self) -> usize {
         self.classifier.as_ref().map_or(0, Classifier::memory)
+    }
+
+    /// Replaces the dynamic-state tunables (flags override the ruleset's
+    /// settings); live states are dropped.
+    pub fn set_state_config(&mut self, config: StateConfig) {
+        if self.states.is_some() {
+            self.states = Some(StateTable::new(config));
+        }
+    }
+
+    /// The dynamic states, when the program has state rules.
+    pub fn states(&self) -> Option<&StateTable> {
+        self.states.as_ref()
+    }
+
+    /// Sets the time states age by: the packet's timestamp in replay, the
+    /// clock live. Cheap; a no-op for stateless programs.
+    #[inline]
+    pub fn set_time(&mut self, now_ns: u64) {
+        if let Some(t) = &mut self.states {
+            t.set_time(now_ns);
+        }
     }
 
     pub fn set_logger(&mut self, logger: Logger) {
@@ -181,8 +219,28 @@ impl Engine {
                     logger,
                     classifier,
                     candidates,
+                    states,
+                    probe_bits,
                     ..
                 } = self;
+                let mut class = packet_class(p);
+                let found = states.as_mut().and_then(|t| t.lookup(p));
+                if found.is_some() {
+                    class |= class::STATE;
+                }
+                let mut state = StateCtx {
+                    table: states.as_mut(),
+                    found,
+                };
+                // A packet with a state fires it at the first probe rule it
+                // reaches, whatever that rule's fields: all are candidates.
+                let add_probes = |candidates: &mut Vec<u64>| {
+                    if found.is_some() {
+                        for (c, p) in candidates.iter_mut().zip(probe_bits.iter()) {
+                            *c |= p;
+                        }
+                    }
+                };
                 let mut log = |ri: usize| {
                     if let Some(l) = logger.as_mut() {
                         l.log(ri, &program.rules[ri], p, index);
@@ -191,23 +249,25 @@ impl Engine {
                 let (rule, verdict) = match (classifier, dispatch) {
                     (Some(c), DispatchKind::Match) => {
                         c.candidates(p, candidates);
+                        add_probes(candidates);
                         let walk = Candidates(candidates);
                         evaluate::<MatchDispatch, O, _>(
-                            program, env, &walk, p, counters, &mut log, obs,
+                            program, env, &walk, p, class, &mut state, counters, &mut log, obs,
                         )
                     }
                     (Some(c), DispatchKind::Table) => {
                         c.candidates(p, candidates);
+                        add_probes(candidates);
                         let walk = Candidates(candidates);
                         evaluate::<TableDispatch, O, _>(
-                            program, env, &walk, p, counters, &mut log, obs,
+                            program, env, &walk, p, class, &mut state, counters, &mut log, obs,
                         )
                     }
                     (None, DispatchKind::Match) => evaluate::<MatchDispatch, O, _>(
-                        program, env, &Linear, p, counters, &mut log, obs,
+                        program, env, &Linear, p, class, &mut state, counters, &mut log, obs,
                     ),
                     (None, DispatchKind::Table) => evaluate::<TableDispatch, O, _>(
-                        program, env, &Linear, p, counters, &mut log, obs,
+                        program, env, &Linear, p, class, &mut state, counters, &mut log, obs,
                     ),
                 };
                 Decision {

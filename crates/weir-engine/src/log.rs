@@ -95,6 +95,7 @@ impl Logger {
             RuleAction::Reset => out.write_all(b"Reset")?,
             RuleAction::Count => out.write_all(b"Count")?,
             RuleAction::Skipto(n) => write!(out, "SkipTo {n}")?,
+            RuleAction::SkiptoTablearg => out.write_all(b"SkipTo tablearg")?,
             RuleAction::Call(n) => write!(out, "Call {n}")?,
             RuleAction::Return => out.write_all(b"Return")?,
             RuleAction::CheckState => out.write_all(b"Check-State")?,

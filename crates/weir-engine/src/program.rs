@@ -63,10 +63,14 @@ pub enum Op {
     /// One port range, `arg` = lo | hi << 16.
     SrcPortRange,
     DstPortRange,
+    /// ICMPv6 type in the 256-bit map `icmp6_types[arg]`.
+    Icmp6Types,
+    /// IPv6 with any of the extension headers in `arg` (weir_wire's `ext6`).
+    Ext6Hdr,
 }
 
 impl Op {
-    pub const COUNT: usize = Op::DstPortRange as usize + 1;
+    pub const COUNT: usize = Op::Ext6Hdr as usize + 1;
 
     pub fn name(self) -> &'static str {
         match self {
@@ -98,6 +102,8 @@ impl Op {
             Op::DstPrefix4 => "dst-prefix4",
             Op::SrcPortRange => "src-port-range",
             Op::DstPortRange => "dst-port-range",
+            Op::Icmp6Types => "icmp6types",
+            Op::Ext6Hdr => "ext6hdr",
         }
     }
 }
@@ -190,10 +196,25 @@ pub struct Rule {
     /// probe rule it reaches, whatever the rule's own conditions say, so
     /// for such packets every probe rule must stay a candidate.
     pub probe: bool,
+    /// The state this rule makes when it matches.
+    pub state_op: StateOp,
     /// Canonical text (as `ipfw show` prints after the counters).
     pub text: String,
     /// Where the rule was written, for messages (0 for the default rule).
     pub line: u32,
+}
+
+/// What a matching rule does to the dynamic state table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum StateOp {
+    #[default]
+    None,
+    /// `keep-state`.
+    Keep,
+    /// `record-state`.
+    Record,
+    /// `limit MASK N`: keep-state, at most `count` states per masked flow.
+    Limit { mask: u8, count: u32 },
 }
 
 /// Packet-class bits: one-bit facts about a packet, computed once per
@@ -259,6 +280,10 @@ pub struct Program {
     pub ranges: Vec<(u16, u16)>,
     /// Interface name patterns (`via eth*`), indexed by `Via`/`Recv`/`Xmit` args.
     pub iface_patterns: Vec<String>,
+    /// ICMPv6 type bitmaps, indexed by `Icmp6Types` args.
+    pub icmp6_types: Vec<[u64; 4]>,
+    /// Dynamic-state tunables: defaults, then the ruleset's settings.
+    pub state_config: crate::state::StateConfig,
 }
 
 /// Most interface patterns one ruleset may use (a bit each in a `u64`).
@@ -267,6 +292,14 @@ pub const MAX_IFACE_PATTERNS: usize = 64;
 pub const CALL_STACK_DEPTH: usize = 16;
 
 impl Program {
+    /// Whether any rule makes or probes dynamic states (the engine then
+    /// keeps a state table and looks each packet's flow up in it).
+    pub fn has_state(&self) -> bool {
+        self.rules
+            .iter()
+            .any(|r| r.probe || r.state_op != StateOp::None)
+    }
+
     pub fn rule_insns(&self, rule: &Rule) -> &[Insn] {
         &self.insns[rule.start as usize..rule.end as usize]
     }
@@ -324,6 +357,9 @@ impl Program {
                 let (pool, max) = match ins.op {
                     Op::SrcNet | Op::DstNet => (true, self.nets.len()),
                     Op::SrcPort | Op::DstPort | Op::IpLen | Op::IpTtl => (true, self.ranges.len()),
+                    Op::Icmp6Types if ins.arg as usize >= self.icmp6_types.len() => {
+                        return Err(format!("rule {}: bad icmp6types operand", r.number));
+                    }
                     Op::Via | Op::Recv | Op::Xmit => {
                         if ins.arg as usize >= self.iface_patterns.len() {
                             return Err(format!("rule {}: bad interface pattern", r.number));
@@ -422,6 +458,19 @@ impl Program {
                     .collect();
                 format!("icmptypes {}", types.join(","))
             }
+            Op::Icmp6Types => {
+                let map = self
+                    .icmp6_types
+                    .get(ins.arg as usize)
+                    .copied()
+                    .unwrap_or_default();
+                let types: Vec<String> = (0..256usize)
+                    .filter(|t| map[t / 64] >> (t % 64) & 1 == 1)
+                    .map(|t| t.to_string())
+                    .collect();
+                format!("icmp6types {}", types.join(","))
+            }
+            Op::Ext6Hdr => format!("ext6hdr 0x{:02x}", ins.arg),
             Op::Frag => "frag".to_owned(),
             Op::IpOptions => bits("ipoptions"),
             Op::IpTos => bits("iptos"),

@@ -367,12 +367,13 @@ fn compile_errors_carry_positions() {
     .unwrap_err();
     assert_eq!(err[0].message, "unknown protocol 'frob'");
     let err = load(
-        "allow tcp from any to any keep-state\n",
+        "allow tcp from any to any keep-state not record-state\n",
         &Names::default(),
         &CompileOptions::default(),
     )
     .unwrap_err();
-    assert!(err[0].message.contains("keep-state"));
+    assert_eq!(err[0].message, "a state option cannot be negated");
+    assert_eq!((err[0].span.line, err[0].span.col), (1, 42));
 }
 
 struct VecSink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);

@@ -105,6 +105,33 @@ pub struct EngineArgs {
     /// This host's addresses, for `me` and `me6` (comma-separated).
     #[arg(long, value_name = "ADDR,...", value_delimiter = ',')]
     pub me: Vec<std::net::IpAddr>,
+    /// Set a dynamic-state tunable, overriding the ruleset: dyn_max,
+    /// dyn_syn_lifetime, dyn_ack_lifetime, dyn_fin_lifetime,
+    /// dyn_rst_lifetime, dyn_udp_lifetime, dyn_short_lifetime (seconds).
+    /// Repeatable.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_sysctl)]
+    pub sysctl: Vec<(String, u32)>,
+}
+
+fn parse_sysctl(s: &str) -> Result<(String, u32), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=VALUE, found '{s}'"))?;
+    let name = name.strip_prefix("net.inet.ip.fw.").unwrap_or(name);
+    if !weir_rules::STATE_SETTINGS.iter().any(|(n, _)| *n == name) {
+        let known: Vec<_> = weir_rules::STATE_SETTINGS.iter().map(|(n, _)| *n).collect();
+        return Err(format!(
+            "unknown tunable '{name}' (known: {})",
+            known.join(", ")
+        ));
+    }
+    let value: u32 = value
+        .parse()
+        .map_err(|_| format!("'{value}' is not a number"))?;
+    if name == "dyn_max" && value == 0 {
+        return Err("dyn_max must be at least 1".into());
+    }
+    Ok((name.to_owned(), value))
 }
 
 #[derive(Args, Debug)]
@@ -113,7 +140,9 @@ pub struct EngineArgs {
   weir run rules.conf -r in.pcap -w pass.pcap --drop-out drop.pcap
   tcpdump -w - -i eth0 | weir run rules.conf -r - --json
   weir run rules.conf -r in.pcapng --annotate out.pcapng
-    (Wireshark: frame.comment contains \"rule 300 \")")]
+    (Wireshark: frame.comment contains \"rule 300 \")
+  weir run stateful.rules -r in.pcap --states --sysctl dyn_udp_lifetime=30
+    (keep-state: states age by the packets' timestamps)")]
 pub struct RunArgs {
     /// Ruleset file (ipfw syntax).
     pub rules: PathBuf,
@@ -141,6 +170,9 @@ pub struct RunArgs {
     /// List the rules that matched no packet.
     #[arg(long)]
     pub unmatched: bool,
+    /// List the dynamic states alive at the end, as `ipfw -d show` does.
+    #[arg(long)]
+    pub states: bool,
     /// Stop after this many packets.
     #[arg(short = 'c', value_name = "COUNT")]
     pub count: Option<u64>,

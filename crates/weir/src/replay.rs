@@ -266,6 +266,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         index += 1;
         let mut p = decode(frame.link_type, frame.data, frame.orig_len);
         place(&mut p, &frame, default_dir);
+        engine.set_time(frame.ts_ns);
         let d = engine.decide(&p);
         if let Err(e) = out.write(&labels, index, &frame, ifaces, &p, &d) {
             failure = Some(Failure::from_io("output", e));
@@ -294,6 +295,9 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     if args.unmatched {
         print!("{}", report::unmatched(&engine));
+    }
+    if args.states {
+        print!("{}", report::states_table(&engine, &names));
     }
     if args.json {
         let mut json = report::json(&engine, &summary);

@@ -86,7 +86,10 @@ pub fn build_engine(rules: &Path, args: &EngineArgs, names: &Names) -> Result<En
     let opts = CompileOptions {
         default_allow: args.default_allow,
     };
-    let program = load_program(rules, names, &opts)?;
+    let mut program = load_program(rules, names, &opts)?;
+    for (name, value) in &args.sysctl {
+        program.state_config.set(name, *value);
+    }
     let mut engine = Engine::new(program);
     engine.dispatch = args.dispatch.into();
     if args.linear {
