@@ -102,7 +102,9 @@ fn column(line: &str, byte: usize) -> usize {
 }
 
 fn first_token(s: &str) -> usize {
-    s.len() - s.trim_start_matches(|c: char| c.is_ascii_whitespace()).len()
+    s.len()
+        - s.trim_start_matches(|c: char| c.is_ascii_whitespace())
+            .len()
 }
 
 #[cfg(test)]
@@ -120,7 +122,8 @@ mod tests {
 
     #[test]
     fn a_file_with_comments_blank_lines_and_both_families() {
-        let text = "# blocklist\n\n10.0.0.0/8\n192.0.2.1   7   # one host\r\n  2001:db8::/32\t42\n\t\n::1";
+        let text =
+            "# blocklist\n\n10.0.0.0/8\n192.0.2.1   7   # one host\r\n  2001:db8::/32\t42\n\t\n::1";
         let b = parse_table_file("blocklist", text).unwrap();
         assert_eq!(b.len(), 4);
         assert_eq!(b.get(Prefix::v4(0x0a00_0000, 8).unwrap()), Some(0));
@@ -135,7 +138,9 @@ mod tests {
     #[test]
     fn empty_and_comment_only_files_give_empty_tables() {
         assert!(parse_table_file("t", "").unwrap().is_empty());
-        assert!(parse_table_file("t", "# nothing\n\n   \n").unwrap().is_empty());
+        assert!(parse_table_file("t", "# nothing\n\n   \n")
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
@@ -156,9 +161,18 @@ mod tests {
 
     #[test]
     fn columns_count_characters() {
-        assert_eq!(errors("# é\n\u{e9}\u{e9} 1"), ["2:1: `éé` is not an IPv4 or IPv6 address"]);
-        assert_eq!(errors("\u{a0}1.2.3.4"), ["1:1: `\u{a0}1.2.3.4` is not an IPv4 or IPv6 address"]);
-        assert_eq!(errors("1.2.3.4 \u{e9}"), ["1:9: bad value `é`: expected a number 0-4294967295"]);
+        assert_eq!(
+            errors("# é\n\u{e9}\u{e9} 1"),
+            ["2:1: `éé` is not an IPv4 or IPv6 address"]
+        );
+        assert_eq!(
+            errors("\u{a0}1.2.3.4"),
+            ["1:1: `\u{a0}1.2.3.4` is not an IPv4 or IPv6 address"]
+        );
+        assert_eq!(
+            errors("1.2.3.4 \u{e9}"),
+            ["1:9: bad value `é`: expected a number 0-4294967295"]
+        );
     }
 
     #[test]
@@ -170,7 +184,10 @@ mod tests {
         let err = parse_table_file_with("big", "1.0.0.1\n1.0.0.2\n1.0.0.3\n1.0.0.4\n", limits)
             .unwrap_err();
         assert_eq!(err.len(), 1);
-        assert_eq!(err[0].to_string(), "3:1: table big: table has more than 2 entries");
+        assert_eq!(
+            err[0].to_string(),
+            "3:1: table big: table has more than 2 entries"
+        );
     }
 
     #[test]
@@ -178,6 +195,8 @@ mod tests {
         let text = "x\n".repeat(10_000);
         let err = parse_table_file("t", &text).unwrap_err();
         assert_eq!(err.len(), MAX_ERRORS);
-        assert!(err[MAX_ERRORS - 1].message.ends_with("(too many errors, stopped reading)"));
+        assert!(err[MAX_ERRORS - 1]
+            .message
+            .ends_with("(too many errors, stopped reading)"));
     }
 }

@@ -69,12 +69,16 @@ impl fmt::Display for Prefix {
 
 /// The netmask of a `len`-bit IPv4 prefix.
 pub(crate) fn mask32(len: u8) -> u32 {
-    u32::MAX.checked_shl(32 - u32::from(len.min(32))).unwrap_or(0)
+    u32::MAX
+        .checked_shl(32 - u32::from(len.min(32)))
+        .unwrap_or(0)
 }
 
 /// The netmask of a `len`-bit IPv6 prefix.
 pub(crate) fn mask128(len: u8) -> u128 {
-    u128::MAX.checked_shl(128 - u32::from(len.min(128))).unwrap_or(0)
+    u128::MAX
+        .checked_shl(128 - u32::from(len.min(128)))
+        .unwrap_or(0)
 }
 
 /// One table entry: a prefix and its value (0 when none is given, as in ipfw).
@@ -169,9 +173,9 @@ pub fn parse_value(token: &str) -> Result<u32, TokenError> {
             format!("bad value `{shown}`: expected a number 0-4294967295"),
         ));
     }
-    token.parse::<u32>().map_err(|_| {
-        TokenError::at(0, format!("value {token} is out of range 0-4294967295"))
-    })
+    token
+        .parse::<u32>()
+        .map_err(|_| TokenError::at(0, format!("value {token} is out of range 0-4294967295")))
 }
 
 /// Parses `PREFIX [VALUE]` (whitespace-separated, nothing else; no
@@ -248,7 +252,10 @@ mod tests {
     fn values() {
         assert_eq!(parse_value("0"), Ok(0));
         assert_eq!(parse_value("4294967295"), Ok(u32::MAX));
-        assert!(parse_value("4294967296").unwrap_err().message.contains("out of range"));
+        assert!(parse_value("4294967296")
+            .unwrap_err()
+            .message
+            .contains("out of range"));
         assert!(parse_value("99999999999").is_err());
         assert!(parse_value("-1").is_err());
         assert!(parse_value("0x10").is_err());

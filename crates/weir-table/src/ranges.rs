@@ -14,61 +14,105 @@
 
 use std::mem::size_of;
 
-/// An address in one family's space: `u32` for IPv4, `u128` for IPv6.
+/// An address in one family's space: `u32` for IPv4, [`Wide`] for IPv6.
 pub(crate) trait Key: Copy + Ord + Default + std::fmt::Debug {
     const BITS: u32;
     fn from_u128(v: u128) -> Self;
     fn to_u128(self) -> u128;
-    /// `(self - base) >> shift` for `self >= base`, as a bucket number.
-    fn bucket(self, base: Self, shift: u32) -> u128;
 }
 
 impl Key for u32 {
     const BITS: u32 = 32;
+    #[inline(always)]
     fn from_u128(v: u128) -> Self {
         v as u32
     }
+    #[inline(always)]
     fn to_u128(self) -> u128 {
         self as u128
     }
+}
+
+/// An IPv6 address as two `u64` halves: alignment 8 instead of `u128`'s
+/// 16, so a range slot takes 24 bytes instead of 32.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Wide {
+    hi: u64,
+    lo: u64,
+}
+
+impl Ord for Wide {
     #[inline(always)]
-    fn bucket(self, base: Self, shift: u32) -> u128 {
-        (self.wrapping_sub(base) >> shift) as u128
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.to_u128().cmp(&other.to_u128())
     }
 }
 
-impl Key for u128 {
+impl PartialOrd for Wide {
+    #[inline(always)]
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Key for Wide {
     const BITS: u32 = 128;
+    #[inline(always)]
     fn from_u128(v: u128) -> Self {
-        v
-    }
-    fn to_u128(self) -> u128 {
-        self
+        Wide {
+            hi: (v >> 64) as u64,
+            lo: v as u64,
+        }
     }
     #[inline(always)]
-    fn bucket(self, base: Self, shift: u32) -> u128 {
-        self.wrapping_sub(base) >> shift
+    fn to_u128(self) -> u128 {
+        ((self.hi as u128) << 64) | self.lo as u128
     }
 }
 
-/// Most index buckets: 2^20 (4 MiB of `u32`).
-const MAX_INDEX_BITS: u32 = 20;
+/// Most index buckets: 2^24 (64 MiB of `u32`), reached from about 2M
+/// ranges on; an IPv4 bucket is then a /24, the length most routes have.
+const MAX_INDEX_BITS: u32 = 24;
 
 /// Result code of a range: 0 = no prefix covers it, r > 0 = `values[r - 1]`.
 pub(crate) type ResultCode = u32;
 
+/// An index entry with this bit set holds the bucket's result code itself:
+/// the whole bucket lies in one range, so there is nothing to search.
+const WHOLE: u32 = 1 << 31;
+/// Bits of a bucket's first range number; so at most 2^27 ranges.
+const FIRST_BITS: u32 = 27;
+const FIRST_MASK: u32 = (1 << FIRST_BITS) - 1;
+/// The count field's value meaning "more than `MAX_COUNT`".
+const LARGE: u32 = 15;
+const MAX_COUNT: usize = LARGE as usize;
+/// Most prefixes per family: 2n + 1 ranges must fit in `FIRST_BITS`.
+pub(crate) const MAX_PREFIXES: usize = (1 << (FIRST_BITS - 1)) - 1;
+
+/// One range: where it starts, and its result. Start and result share a
+/// cache line, so the search's last read also gives the answer.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot<K> {
+    start: K,
+    code: ResultCode,
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct Ranges<K> {
-    /// Start of each range, ascending; `starts[0] == 0` and the last range
-    /// runs to the top of the space.
-    starts: Vec<K>,
-    /// Result code of each range.
-    results: Vec<ResultCode>,
-    /// `index[j]`: the range that contains the first address of bucket j.
-    /// One extra entry at the end (the last range) closes the last bucket.
+    /// The ranges by ascending start; `slots[0].start == 0` and the last
+    /// range runs to the top of the space.
+    slots: Vec<Slot<K>>,
+    /// Per bucket: `WHOLE | code` when one range covers the bucket, else
+    /// `first | (count - 1) << FIRST_BITS`: the bucket's ranges are
+    /// `slots[first..][..count]`. A count above `MAX_COUNT` is stored as
+    /// `LARGE`, and the search then covers `slots[first..][..max_window]`:
+    /// the ranges after the bucket's all start above any of its addresses,
+    /// so searching past its end changes nothing.
     index: Vec<u32>,
+    /// The largest number of ranges in one bucket.
+    max_window: usize,
     /// Bucket of address a: 0 if a < base, else min((a - base) >> shift, last).
-    base: K,
+    base: u128,
     shift: u32,
     last_bucket: u128,
 }
@@ -87,8 +131,8 @@ impl<K: Key> Ranges<K> {
     /// against the cap before anything is allocated.
     pub(crate) fn bytes_for(n: usize) -> usize {
         let ranges = 2 * n + 1;
-        ranges * (size_of::<K>() + size_of::<ResultCode>())
-            + ((1usize << MAX_INDEX_BITS) + 1).min(ranges + 1) * size_of::<u32>() * 2
+        let buckets = (1usize << MAX_INDEX_BITS).min(16 * ranges) + 1;
+        ranges * size_of::<Slot<K>>() + buckets * size_of::<u32>()
     }
 
     /// Builds from prefixes sorted by (start, len) ascending, nested or
@@ -125,39 +169,48 @@ impl<K: Key> Ranges<K> {
     /// The result code of the range that contains `addr`.
     #[inline(always)]
     pub(crate) fn find(&self, addr: K) -> ResultCode {
-        let bucket = if addr < self.base {
+        let wide = addr.to_u128();
+        let bucket = if wide < self.base {
             0
         } else {
-            addr.bucket(self.base, self.shift).min(self.last_bucket) as usize
+            ((wide - self.base) >> self.shift).min(self.last_bucket) as usize
         };
-        let (Some(&lo), Some(&hi)) = (self.index.get(bucket), self.index.get(bucket + 1)) else {
+        let Some(&entry) = self.index.get(bucket) else {
             return 0; // unreachable: the index covers every bucket
         };
-        let Some(window) = self.starts.get(lo as usize..=hi as usize) else {
-            return 0; // unreachable: index entries are range numbers
+        if entry & WHOLE != 0 {
+            return entry & !WHOLE;
+        }
+        let first = (entry & FIRST_MASK) as usize;
+        let count = match entry >> FIRST_BITS {
+            LARGE => self.max_window,
+            c => c as usize + 1,
         };
-        // Largest i with window[i] <= addr; window[0] <= addr holds.
+        let end = (first + count).min(self.slots.len());
+        let Some(window) = self.slots.get(first..end) else {
+            return 0; // unreachable: index entries are checked when built
+        };
+        // Largest i with window[i].start <= addr; window[0].start <= addr holds.
         let mut at = 0usize;
         let mut n = window.len();
         while n > 1 {
             let half = n / 2;
-            if window[at + half] <= addr {
+            if window[at + half].start <= addr {
                 at += half;
             }
             n -= half;
         }
-        self.results.get(lo as usize + at).copied().unwrap_or(0)
+        window[at].code
     }
 
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.starts.capacity() * size_of::<K>()
-            + self.results.capacity() * size_of::<ResultCode>()
+        self.slots.capacity() * size_of::<Slot<K>>()
             + self.index.capacity() * size_of::<u32>()
     }
 
     pub(crate) fn range_count(&self) -> usize {
-        self.starts.len()
+        self.slots.len()
     }
 }
 
@@ -169,15 +222,13 @@ fn low_mask(bits: u32) -> u128 {
 /// result and letting a later range at the same start replace an earlier,
 /// empty one.
 struct RangeWriter<K> {
-    starts: Vec<K>,
-    results: Vec<ResultCode>,
+    slots: Vec<Slot<K>>,
 }
 
 impl<K: Key> Default for RangeWriter<K> {
     fn default() -> Self {
         RangeWriter {
-            starts: vec![K::default()],
-            results: vec![0],
+            slots: vec![Slot::default()],
         }
     }
 }
@@ -185,51 +236,70 @@ impl<K: Key> Default for RangeWriter<K> {
 impl<K: Key> RangeWriter<K> {
     fn push(&mut self, start: u128, code: ResultCode) {
         let start = K::from_u128(start);
-        let last = self.starts.len() - 1;
-        if self.starts[last] == start {
+        let slots = &mut self.slots;
+        let last = slots.len() - 1;
+        if slots[last].start == start {
             // The earlier range is empty: the new one replaces it.
-            self.results[last] = code;
-            if last > 0 && self.results[last - 1] == code {
-                self.starts.pop();
-                self.results.pop();
+            slots[last].code = code;
+            if last > 0 && slots[last - 1].code == code {
+                slots.pop();
             }
-        } else if self.results[last] != code {
-            self.starts.push(start);
-            self.results.push(code);
+        } else if slots[last].code != code {
+            slots.push(Slot { start, code });
         }
     }
 
     fn finish(mut self) -> Ranges<K> {
-        self.starts.shrink_to_fit();
-        self.results.shrink_to_fit();
-        let starts = self.starts;
+        self.slots.shrink_to_fit();
+        let slots = self.slots;
         // Index the span from the first boundary above 0 to the last one.
-        let base = starts.get(1).copied().unwrap_or_default();
-        let top = starts.last().copied().unwrap_or_default();
-        let span = top.to_u128() - base.to_u128();
-        let span_bits = 128 - span.leading_zeros();
-        let want_bits = (usize::BITS - starts.len().leading_zeros()).min(MAX_INDEX_BITS);
+        let start_of = |i: usize| slots[i].start.to_u128();
+        let top = start_of(slots.len() - 1);
+        let base = if slots.len() > 1 { start_of(1) } else { 0 };
+        let span_bits = 128 - (top - base).leading_zeros();
+        // About eight to sixteen buckets per range: most buckets then lie
+        // in one range and need no search.
+        let want_bits = (usize::BITS - slots.len().leading_zeros() + 3).min(MAX_INDEX_BITS);
         let shift = span_bits.saturating_sub(want_bits);
-        let last_bucket = span >> shift;
+        // Buckets aligned on prefix boundaries of length (bits - shift).
+        let base = base & !low_mask(shift);
+        let last_bucket = (top - base) >> shift;
         let buckets = last_bucket as usize + 1;
-        let mut index = Vec::with_capacity(buckets + 1);
+        let mut index = Vec::with_capacity(buckets);
+        let mut max_window = 1;
+        // first[j]: the range containing bucket j's first address.
         let mut range = 0usize;
-        for j in 0..buckets {
-            let first = if j == 0 {
-                0
-            } else {
-                base.to_u128() + ((j as u128) << shift)
-            };
-            while range + 1 < starts.len() && starts[range + 1].to_u128() <= first {
+        let mut first_of = |j: usize| {
+            let addr = if j == 0 { 0 } else { base + ((j as u128) << shift) };
+            while range + 1 < slots.len() && start_of(range + 1) <= addr {
                 range += 1;
             }
-            index.push(range as u32);
+            range
+        };
+        let mut first = first_of(0);
+        for j in 0..buckets {
+            // The bucket's last range is the one containing the next
+            // bucket's first address (a boundary exactly there starts the
+            // next bucket, so it is not this bucket's).
+            let next = if j + 1 < buckets { first_of(j + 1) } else { slots.len() - 1 };
+            let last = if j + 1 < buckets && start_of(next) == base + (((j + 1) as u128) << shift) {
+                next - 1
+            } else {
+                next
+            };
+            let count = last - first + 1;
+            max_window = max_window.max(count);
+            index.push(if count == 1 {
+                WHOLE | slots[first].code
+            } else {
+                first as u32 | ((count.min(MAX_COUNT + 1) - 1) as u32) << FIRST_BITS
+            });
+            first = next;
         }
-        index.push((starts.len() - 1) as u32);
         Ranges {
-            starts,
-            results: self.results,
+            slots,
             index,
+            max_window,
             base,
             shift,
             last_bucket,

@@ -7,7 +7,7 @@ use std::mem::size_of;
 use std::net::IpAddr;
 
 use crate::prefix::{Entry, Prefix};
-use crate::ranges::{Ranges, ResultCode, Span};
+use crate::ranges::{Key, Ranges, ResultCode, Span, Wide, MAX_PREFIXES};
 
 /// Caps that keep a hostile table file from exhausting memory. Exceeding one
 /// is an error, never an abort.
@@ -44,7 +44,10 @@ impl fmt::Display for AddError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AddError::Duplicate { existing } => {
-                write!(f, "duplicate entry: already in the table with value {existing}")
+                write!(
+                    f,
+                    "duplicate entry: already in the table with value {existing}"
+                )
             }
             AddError::TooManyEntries { max } => write!(f, "table has more than {max} entries"),
         }
@@ -163,9 +166,10 @@ impl Builder {
     /// would exceed [`Limits::max_bytes`].
     pub fn build(&self) -> Result<Table, BuildError> {
         let needed = Ranges::<u32>::bytes_for(self.v4.len())
-            + Ranges::<u128>::bytes_for(self.v6.len())
+            + Ranges::<Wide>::bytes_for(self.v6.len())
             + self.len() * size_of::<u32>();
-        if needed > self.limits.max_bytes {
+        let too_many = self.v4.len().max(self.v6.len()) > MAX_PREFIXES;
+        if needed > self.limits.max_bytes || too_many {
             return Err(BuildError::TooBig {
                 needed,
                 max: self.limits.max_bytes,
@@ -223,7 +227,7 @@ impl ValueCodes {
 #[derive(Clone, Debug)]
 pub struct Table {
     v4: Ranges<u32>,
-    v6: Ranges<u128>,
+    v6: Ranges<Wide>,
     /// Distinct values; result code r means `values[r - 1]`.
     values: Vec<u32>,
     len_v4: usize,
@@ -232,7 +236,9 @@ pub struct Table {
 
 impl Default for Table {
     fn default() -> Self {
-        Builder::new().build().expect("an empty table fits any limit")
+        Builder::new()
+            .build()
+            .expect("an empty table fits any limit")
     }
 }
 
@@ -247,7 +253,7 @@ impl Table {
     /// entries never match here, even for `::ffff:a.b.c.d`.
     #[inline]
     pub fn lookup_v6(&self, addr: u128) -> Option<u32> {
-        self.value(self.v6.find(addr))
+        self.value(self.v6.find(Wide::from_u128(addr)))
     }
 
     /// Lookup of an address as `weir_wire::Packet` stores it, with the
@@ -401,7 +407,11 @@ mod tests {
 
     #[test]
     fn families_stay_apart() {
-        let t = table(&[("10.0.0.0/8", 1), ("::ffff:0:0/96", 2), ("2001:db8::/32", 3)]);
+        let t = table(&[
+            ("10.0.0.0/8", 1),
+            ("::ffff:0:0/96", 2),
+            ("2001:db8::/32", 3),
+        ]);
         let mapped = 0xffff_0a01_0203_u128;
         assert_eq!(t.lookup_ip(mapped, 4), Some(1));
         assert_eq!(t.lookup_ip(mapped, 6), Some(2));
@@ -445,7 +455,10 @@ mod tests {
         for i in 0..100 {
             b.add(Prefix::v6(i << 64, 64).unwrap(), 0).unwrap();
         }
-        assert!(matches!(b.build(), Err(BuildError::TooBig { max: 1000, .. })));
+        assert!(matches!(
+            b.build(),
+            Err(BuildError::TooBig { max: 1000, .. })
+        ));
     }
 
     #[test]
@@ -453,13 +466,44 @@ mod tests {
         let mut b = Builder::new();
         for i in 0..1000u32 {
             b.add(Prefix::v4(i << 12, 20).unwrap(), i).unwrap();
-            b.add(Prefix::v6((i as u128) << 90, 38).unwrap(), i).unwrap();
+            b.add(Prefix::v6((i as u128) << 90, 38).unwrap(), i)
+                .unwrap();
         }
         let t = b.build().unwrap();
-        let estimate = Ranges::<u32>::bytes_for(1000) + Ranges::<u128>::bytes_for(1000) + 2000 * 4;
-        assert!(t.memory_bytes() > 1000 * 4 + 1000 * 16, "{}", t.memory_bytes());
-        assert!(t.memory_bytes() <= estimate, "{} > {estimate}", t.memory_bytes());
+        let estimate = Ranges::<u32>::bytes_for(1000) + Ranges::<Wide>::bytes_for(1000) + 2000 * 4;
+        assert!(
+            t.memory_bytes() > 1000 * 4 + 1000 * 16,
+            "{}",
+            t.memory_bytes()
+        );
+        assert!(
+            t.memory_bytes() <= estimate,
+            "{} > {estimate}",
+            t.memory_bytes()
+        );
         assert_eq!(t.len(), 2000);
+    }
+
+    #[test]
+    fn crowded_buckets_are_searched_whole() {
+        // 40 hosts inside one bucket (the span reaches 200/8), more than an
+        // index entry can count: the search covers the widest bucket.
+        let mut b = Builder::new();
+        for i in 0..40u32 {
+            b.add(Prefix::v4(0x0a00_0000 + 2 * i, 32).unwrap(), i).unwrap();
+            b.add(Prefix::v6((0x2001_u128 << 112) + 2 * i as u128, 128).unwrap(), i).unwrap();
+        }
+        b.add(parse_prefix("200.0.0.0/8").unwrap(), 99).unwrap();
+        b.add(parse_prefix("fc00::/7").unwrap(), 99).unwrap();
+        let t = b.build().unwrap();
+        for i in 0..40u32 {
+            assert_eq!(t.lookup_v4(0x0a00_0000 + 2 * i), Some(i));
+            assert_eq!(t.lookup_v4(0x0a00_0000 + 2 * i + 1), None);
+            assert_eq!(t.lookup_v6((0x2001_u128 << 112) + 2 * i as u128), Some(i));
+            assert_eq!(t.lookup_v6((0x2001_u128 << 112) + 2 * i as u128 + 1), None);
+        }
+        assert_eq!(t.lookup_v4(v4("200.1.2.3")), Some(99));
+        assert_eq!(t.lookup_v6(v6("fd00::1")), Some(99));
     }
 
     #[test]

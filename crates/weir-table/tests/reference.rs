@@ -34,20 +34,22 @@ fn prefixes(bits: u32) -> impl Strategy<Value = Vec<(u128, u8, u32)>> {
     let seeds = prop::collection::vec(any::<u128>(), 1..4);
     seeds.prop_flat_map(move |seeds| {
         let n = seeds.len();
-        prop::collection::vec(
-            (0..n + 1, any::<u128>(), 0..=bits as u8, 0u32..4),
-            0..60,
+        prop::collection::vec((0..n + 1, any::<u128>(), 0..=bits as u8, 0u32..4), 0..60).prop_map(
+            move |raw| {
+                raw.into_iter()
+                    .map(|(which, random, len, value)| {
+                        let addr = seeds.get(which).copied().unwrap_or(random);
+                        // Flip a random low bit sometimes so siblings appear.
+                        let addr = if random & 1 == 1 {
+                            addr ^ (1 << (random >> 1) % bits as u128)
+                        } else {
+                            addr
+                        };
+                        (addr, len, value)
+                    })
+                    .collect()
+            },
         )
-        .prop_map(move |raw| {
-            raw.into_iter()
-                .map(|(which, random, len, value)| {
-                    let addr = seeds.get(which).copied().unwrap_or(random);
-                    // Flip a random low bit sometimes so siblings appear.
-                    let addr = if random & 1 == 1 { addr ^ (1 << (random >> 1) % bits as u128) } else { addr };
-                    (addr, len, value)
-                })
-                .collect()
-        })
     })
 }
 
@@ -59,7 +61,12 @@ fn probes(entries: &[(u128, u8, u32)], bits: u32, random: &[u128]) -> Vec<u128> 
     for &(a, len, _) in entries {
         let start = a & mask(len, bits);
         let end = start | (top & !mask(len, bits));
-        out.extend([start, end, start.wrapping_sub(1) & top, end.wrapping_add(1) & top]);
+        out.extend([
+            start,
+            end,
+            start.wrapping_sub(1) & top,
+            end.wrapping_add(1) & top,
+        ]);
     }
     out.extend(random.iter().map(|r| r & top));
     out
