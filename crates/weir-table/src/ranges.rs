@@ -191,6 +191,12 @@ impl<K: Key> Ranges<K> {
             return 0; // unreachable: index entries are checked when built
         };
         // Largest i with window[i].start <= addr; window[0].start <= addr holds.
+        if count <= MAX_COUNT {
+            // A short window is counted, not searched: its loads do not
+            // depend on each other, so their cache misses overlap.
+            let below = window.iter().filter(|s| s.start <= addr).count();
+            return window.get(below.wrapping_sub(1)).map_or(0, |s| s.code);
+        }
         let mut at = 0usize;
         let mut n = window.len();
         while n > 1 {
@@ -205,8 +211,7 @@ impl<K: Key> Ranges<K> {
 
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.slots.capacity() * size_of::<Slot<K>>()
-            + self.index.capacity() * size_of::<u32>()
+        self.slots.capacity() * size_of::<Slot<K>>() + self.index.capacity() * size_of::<u32>()
     }
 
     pub(crate) fn range_count(&self) -> usize {
@@ -270,7 +275,11 @@ impl<K: Key> RangeWriter<K> {
         // first[j]: the range containing bucket j's first address.
         let mut range = 0usize;
         let mut first_of = |j: usize| {
-            let addr = if j == 0 { 0 } else { base + ((j as u128) << shift) };
+            let addr = if j == 0 {
+                0
+            } else {
+                base + ((j as u128) << shift)
+            };
             while range + 1 < slots.len() && start_of(range + 1) <= addr {
                 range += 1;
             }
@@ -281,7 +290,11 @@ impl<K: Key> RangeWriter<K> {
             // The bucket's last range is the one containing the next
             // bucket's first address (a boundary exactly there starts the
             // next bucket, so it is not this bucket's).
-            let next = if j + 1 < buckets { first_of(j + 1) } else { slots.len() - 1 };
+            let next = if j + 1 < buckets {
+                first_of(j + 1)
+            } else {
+                slots.len() - 1
+            };
             let last = if j + 1 < buckets && start_of(next) == base + (((j + 1) as u128) << shift) {
                 next - 1
             } else {

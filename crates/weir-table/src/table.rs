@@ -490,8 +490,13 @@ mod tests {
         // index entry can count: the search covers the widest bucket.
         let mut b = Builder::new();
         for i in 0..40u32 {
-            b.add(Prefix::v4(0x0a00_0000 + 2 * i, 32).unwrap(), i).unwrap();
-            b.add(Prefix::v6((0x2001_u128 << 112) + 2 * i as u128, 128).unwrap(), i).unwrap();
+            b.add(Prefix::v4(0x0a00_0000 + 2 * i, 32).unwrap(), i)
+                .unwrap();
+            b.add(
+                Prefix::v6((0x2001_u128 << 112) + 2 * i as u128, 128).unwrap(),
+                i,
+            )
+            .unwrap();
         }
         b.add(parse_prefix("200.0.0.0/8").unwrap(), 99).unwrap();
         b.add(parse_prefix("fc00::/7").unwrap(), 99).unwrap();
