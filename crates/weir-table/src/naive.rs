@@ -26,8 +26,8 @@ impl PerLengthHash {
         }
         let mut v4: Vec<_> = v4.into_iter().collect();
         let mut v6: Vec<_> = v6.into_iter().collect();
-        v4.sort_unstable_by(|a, b| b.0.cmp(&a.0));
-        v6.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        v4.sort_unstable_by_key(|&(len, _)| std::cmp::Reverse(len));
+        v6.sort_unstable_by_key(|&(len, _)| std::cmp::Reverse(len));
         PerLengthHash { v4, v6 }
     }
 

@@ -38,7 +38,7 @@ impl Prefix {
     }
 
     /// Prefix length in the prefix's own family (0–32 or 0–128).
-    pub fn len(self) -> u8 {
+    pub fn prefix_len(self) -> u8 {
         match self {
             Prefix::V4 { len, .. } | Prefix::V6 { len, .. } => len,
         }

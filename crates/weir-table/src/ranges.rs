@@ -1,16 +1,22 @@
 //! The lookup structure: a sorted list of disjoint address ranges, each with
 //! the result of the longest prefix that covers it, plus a direct index on
-//! the address's high bits that narrows each search to a few ranges.
+//! the address's high bits.
 //!
 //! n nested-or-disjoint prefixes cut the address space into at most 2n + 1
 //! ranges (each prefix starts one and, where it ends, resumes its parent),
-//! so memory is linear in the table, whatever the prefix lengths; the index
-//! has about one bucket per range (at most 2^20). A lookup reads one index
-//! bucket, binary-searches the range starts inside it (a handful of
-//! comparisons, usually in one or two cache lines), then reads one result.
-//! This was chosen over a stride trie because its memory cannot blow up on
-//! long IPv6 prefixes, and measured (BENCHMARKS.md) at tens of ns for 1M
-//! prefixes in both families.
+//! so the range list is linear in the table whatever the prefix lengths.
+//! The index has 8–16 buckets per range, at most 2^24, over the span from
+//! the first boundary to the last. A bucket that lies in one range holds
+//! its result: one memory read answers most lookups (for IPv4 with 1M
+//! prefixes a bucket is a /24). Any other bucket gives its ranges' first
+//! slot and count; a short run is counted (independent loads, whose misses
+//! overlap), a long one binary-searched.
+//!
+//! Why not a stride trie (DIR-24-8, poptrie): for IPv4 one would likely do
+//! as well (not built here to compare), but an uncompressed trie's memory
+//! grows with prefix length, and IPv6 tables of long random prefixes would
+//! blow up. This one structure serves both families with memory bounded by
+//! the entry count (`bytes_for`). Measured in BENCHMARKS.md.
 
 use std::mem::size_of;
 

@@ -41,7 +41,7 @@ fn prefixes(bits: u32) -> impl Strategy<Value = Vec<(u128, u8, u32)>> {
                         let addr = seeds.get(which).copied().unwrap_or(random);
                         // Flip a random low bit sometimes so siblings appear.
                         let addr = if random & 1 == 1 {
-                            addr ^ (1 << (random >> 1) % bits as u128)
+                            addr ^ (1 << ((random >> 1) % bits as u128))
                         } else {
                             addr
                         };
