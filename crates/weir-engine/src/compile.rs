@@ -13,6 +13,9 @@ use weir_wire::v4_mapped;
 pub struct CompileOptions {
     /// The default rule 65535 allows instead of denying.
     pub default_allow: bool,
+    /// Lookup tables loaded from files (`--table NAME=FILE`); the ruleset's
+    /// `table NAME add` lines add to them.
+    pub tables: Vec<(String, weir_table::Builder)>,
 }
 
 /// Compiles every rule; any error means no program.
@@ -23,6 +26,26 @@ pub fn compile(
 ) -> Result<Program, Vec<Diagnostic>> {
     let mut prog = Program::default();
     let mut errors = Vec::new();
+    let mut builders: std::collections::BTreeMap<String, weir_table::Builder> =
+        opts.tables.iter().cloned().collect();
+    for e in &rs.table_entries {
+        let prefix = match e.addr {
+            std::net::IpAddr::V4(a) => weir_table::Prefix::v4(u32::from(a), e.len),
+            std::net::IpAddr::V6(a) => weir_table::Prefix::v6(u128::from(a), e.len),
+        };
+        let added = match prefix {
+            Some(prefix) => builders
+                .entry(e.table.clone())
+                .or_default()
+                .add(prefix, e.value)
+                .map_err(|err| err.to_string()),
+            None => Err("prefix length out of range".to_owned()),
+        };
+        if let Err(msg) = added {
+            errors.push(Diagnostic::new(e.span, format!("table {}: {msg}", e.table)));
+        }
+    }
+    prog.table_names = builders.keys().cloned().collect();
     for setting in &rs.settings {
         if !prog.state_config.set(&setting.name, setting.value) {
             errors.push(Diagnostic::new(
@@ -42,7 +65,7 @@ pub fn compile(
             rule,
             state_op: StateOp::None,
         };
-        match c.body() {
+        match c.body().and_then(|()| c.check_tablearg()) {
             Ok(()) => {
                 let state_op = c.state_op;
                 let check_state = rule.action == RuleAction::CheckState;
@@ -84,6 +107,15 @@ pub fn compile(
                 prog.insns.truncate(start as usize);
                 errors.push(e);
             }
+        }
+    }
+    for (name, builder) in &builders {
+        match builder.build() {
+            Ok(t) => prog.tables.push(std::sync::Arc::new(t)),
+            Err(e) => errors.push(Diagnostic::new(
+                Span::default(),
+                format!("table {name}: {e}"),
+            )),
         }
     }
     if !errors.is_empty() {
@@ -285,13 +317,9 @@ impl RuleCompiler<'_> {
                 ast::Addr::Me6 => insns.push(Insn::new(side.op(Op::SrcMe, Op::DstMe), 6)),
                 ast::Addr::Prefix(addr, len) => self.prog.nets.push(prefix_net(*addr, *len)),
                 ast::Addr::Masked(addr, mask) => self.prog.nets.push(masked_net(*addr, *mask)),
-                ast::Addr::Table(name, _, span) => {
-                    return Err(self.err(
-                        *span,
-                        format!(
-                            "table({name}): no such table (lookup tables are not supported yet)"
-                        ),
-                    ));
+                ast::Addr::Table(name, value, span) => {
+                    let op = side.op(Op::SrcTable, Op::DstTable);
+                    insns.push(self.table_insn(op, name, *value, *span)?);
                 }
             }
         }
@@ -395,6 +423,59 @@ impl RuleCompiler<'_> {
         Ok(Insn::new(op, idx as u32))
     }
 
+    /// A table test; the table must be defined (file or `table` lines).
+    fn table_insn(
+        &mut self,
+        op: Op,
+        name: &str,
+        value: Option<u32>,
+        span: Span,
+    ) -> Result<Insn, Diagnostic> {
+        let table = self
+            .prog
+            .table_names
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| {
+                self.err(
+                    span,
+                    format!(
+                        "no such table '{name}' (fill it with `table {name} add PREFIX` lines or --table {name}=FILE)"
+                    ),
+                )
+            })?;
+        self.prog.table_refs.push(TableRef {
+            table: table as u32,
+            value,
+        });
+        Ok(Insn::new(op, (self.prog.table_refs.len() - 1) as u32))
+    }
+
+    /// `skipto tablearg` takes its target from a table test in the rule.
+    fn check_tablearg(&self) -> Result<(), Diagnostic> {
+        let has_table = self
+            .rule
+            .body
+            .src
+            .items
+            .iter()
+            .chain(&self.rule.body.dst.items)
+            .any(|a| matches!(a, ast::Addr::Table(..)))
+            || self.rule.body.options.iter().any(|o| {
+                matches!(
+                    o.opt,
+                    ast::Opt::Lookup(ast::LookupKey::SrcIp | ast::LookupKey::DstIp, _)
+                )
+            });
+        if self.rule.action == RuleAction::SkiptoTablearg && !has_table {
+            return Err(self.err(
+                self.rule.span,
+                "skipto tablearg needs a table(NAME) or lookup in the same rule",
+            ));
+        }
+        Ok(())
+    }
+
     /// `keep-state`, `record-state`, `limit`: at most one per rule.
     fn state(&mut self, item: &ast::OptionItem, op: StateOp) -> Result<(), Diagnostic> {
         if item.not {
@@ -436,12 +517,16 @@ impl RuleCompiler<'_> {
                 Insn::new(Op::Icmp6Types, (self.prog.icmp6_types.len() - 1) as u32)
             }
             ast::Opt::Ext6Hdr(bits) => Insn::new(Op::Ext6Hdr, u32::from(*bits)),
-            ast::Opt::Lookup(_, table) => {
-                return Err(self.err(
-                    item.span,
-                    format!("lookup {table}: no such table (lookup tables are not supported yet)"),
-                ));
-            }
+            ast::Opt::Lookup(key, table) => match key {
+                ast::LookupKey::SrcIp => self.table_insn(Op::SrcTable, table, None, item.span)?,
+                ast::LookupKey::DstIp => self.table_insn(Op::DstTable, table, None, item.span)?,
+                ast::LookupKey::SrcPort | ast::LookupKey::DstPort => {
+                    return Err(self.err(
+                        item.span,
+                        "lookup src-port/dst-port: port tables are not supported; use a port list",
+                    ));
+                }
+            },
             ast::Opt::KeepState => return self.state(item, StateOp::Keep),
             ast::Opt::RecordState => return self.state(item, StateOp::Record),
             &ast::Opt::Limit { mask, count } => {

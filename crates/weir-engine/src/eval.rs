@@ -159,6 +159,7 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
         }
         match r.action {
             RuleAction::Skipto(_) => i = walk.next(r.jump as usize),
+            RuleAction::SkiptoTablearg => i = walk.next(tablearg_target(prog, hit, p)),
             RuleAction::Call(_) if depth < CALL_STACK_DEPTH && calls < MAX_CALLS => {
                 stack[depth] = hit as u32 + 1;
                 depth += 1;
@@ -175,6 +176,16 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
             },
         }
     }
+}
+
+/// Where `skipto tablearg` goes: the first rule numbered at or after the
+/// table value, if that is past this rule; else the next rule (ipfw never
+/// jumps back).
+fn tablearg_target(prog: &Program, ri: usize, p: &Packet) -> usize {
+    prog.tablearg(ri, p)
+        .map(|v| prog.first_rule_at(v))
+        .filter(|&t| t > ri)
+        .unwrap_or(ri + 1)
 }
 
 impl StateCtx<'_> {

@@ -113,6 +113,8 @@ impl Dispatch for MatchDispatch {
             Op::DstPortRange => dst_port_range(ins, p, prog, env),
             Op::Icmp6Types => icmp6_types(ins, p, prog, env),
             Op::Ext6Hdr => ext6_hdr(ins, p, prog, env),
+            Op::SrcTable => src_table(ins, p, prog, env),
+            Op::DstTable => dst_table(ins, p, prog, env),
         }
     }
 }
@@ -151,6 +153,8 @@ static TABLE: [OpFn; Op::COUNT] = [
     dst_port_range,
     icmp6_types,
     ext6_hdr,
+    src_table,
+    dst_table,
 ];
 
 impl Dispatch for TableDispatch {
@@ -264,6 +268,12 @@ fn icmp6_types(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
 fn ext6_hdr(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
     p.ip_version == 6 && u32::from(p.ext6) & i.arg != 0
 }
+fn src_table(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+    prog.table_value(i, p.src, p.ip_version).is_some()
+}
+fn dst_table(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+    prog.table_value(i, p.dst, p.ip_version).is_some()
+}
 fn is_frag(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
     p.frag & frag::LATER != 0
 }
@@ -346,6 +356,8 @@ mod tests {
         Op::DstPortRange,
         Op::Icmp6Types,
         Op::Ext6Hdr,
+        Op::SrcTable,
+        Op::DstTable,
     ];
 
     /// The table must list functions in opcode order. Function addresses
@@ -367,6 +379,17 @@ mod tests {
             ranges: vec![(20, 90)],
             iface_patterns: vec!["eth*".into()],
             icmp6_types: vec![[0, 0, 1, 0]],
+            tables: vec![std::sync::Arc::new({
+                let mut b = weir_table::Builder::new();
+                b.add_entry(weir_table::parse_entry("10.0.0.0/8 7").unwrap())
+                    .unwrap();
+                b.build().unwrap()
+            })],
+            table_names: vec!["t".into()],
+            table_refs: vec![crate::program::TableRef {
+                table: 0,
+                value: None,
+            }],
             ..Program::default()
         };
         let env = Env {
@@ -462,7 +485,12 @@ mod tests {
                             len: 1,
                             arg: 0,
                         },
-                        Op::Via | Op::Recv | Op::Xmit | Op::Icmp6Types => Insn::new(op, 0),
+                        Op::Via
+                        | Op::Recv
+                        | Op::Xmit
+                        | Op::Icmp6Types
+                        | Op::SrcTable
+                        | Op::DstTable => Insn::new(op, 0),
                         _ => Insn {
                             op,
                             flags: 0,

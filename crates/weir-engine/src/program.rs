@@ -67,10 +67,14 @@ pub enum Op {
     Icmp6Types,
     /// IPv6 with any of the extension headers in `arg` (weir_wire's `ext6`).
     Ext6Hdr,
+    /// Source (destination) address in the table `table_refs[arg]` names,
+    /// with its value if that reference asks for one.
+    SrcTable,
+    DstTable,
 }
 
 impl Op {
-    pub const COUNT: usize = Op::Ext6Hdr as usize + 1;
+    pub const COUNT: usize = Op::DstTable as usize + 1;
 
     pub fn name(self) -> &'static str {
         match self {
@@ -104,6 +108,8 @@ impl Op {
             Op::DstPortRange => "dst-port-range",
             Op::Icmp6Types => "icmp6types",
             Op::Ext6Hdr => "ext6hdr",
+            Op::SrcTable => "src-table",
+            Op::DstTable => "dst-table",
         }
     }
 }
@@ -204,6 +210,14 @@ pub struct Rule {
     pub line: u32,
 }
 
+/// One `table(NAME[,VALUE])`: which table, and the value an entry must
+/// have to match (any if None).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableRef {
+    pub table: u32,
+    pub value: Option<u32>,
+}
+
 /// What a matching rule does to the dynamic state table.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum StateOp {
@@ -282,6 +296,11 @@ pub struct Program {
     pub iface_patterns: Vec<String>,
     /// ICMPv6 type bitmaps, indexed by `Icmp6Types` args.
     pub icmp6_types: Vec<[u64; 4]>,
+    /// Lookup tables by id, and their names (`table(NAME)`).
+    pub tables: Vec<std::sync::Arc<weir_table::Table>>,
+    pub table_names: Vec<String>,
+    /// `table(NAME[,VALUE])` references, indexed by `SrcTable`/`DstTable`.
+    pub table_refs: Vec<TableRef>,
     /// Dynamic-state tunables: defaults, then the ruleset's settings.
     pub state_config: crate::state::StateConfig,
 }
@@ -298,6 +317,35 @@ impl Program {
         self.rules
             .iter()
             .any(|r| r.probe || r.state_op != StateOp::None)
+    }
+
+    /// The value `tablearg` stands for in rule `ri`: that of the first of
+    /// its table tests the packet passes (None if none does).
+    pub fn tablearg(&self, ri: usize, p: &weir_wire::Packet) -> Option<u32> {
+        self.rule_insns(&self.rules[ri]).iter().find_map(|ins| {
+            let addr = match ins.op {
+                Op::SrcTable => p.src,
+                Op::DstTable => p.dst,
+                _ => return None,
+            };
+            self.table_value(ins, addr, p.ip_version)
+        })
+    }
+
+    /// The value of `addr` in the table of a table instruction, if the
+    /// address is in it (and has the value the reference asks for).
+    #[inline]
+    pub fn table_value(&self, ins: &Insn, addr: u128, version: u8) -> Option<u32> {
+        let r = self.table_refs[ins.arg as usize];
+        let v = self.tables[r.table as usize].lookup_ip(addr, version)?;
+        r.value.is_none_or(|want| want == v).then_some(v)
+    }
+
+    /// Index of the first rule numbered `number` or more.
+    pub fn first_rule_at(&self, number: u32) -> usize {
+        self.rules
+            .partition_point(|r| u32::from(r.number) < number)
+            .min(self.default_index())
     }
 
     pub fn rule_insns(&self, rule: &Rule) -> &[Insn] {
@@ -357,6 +405,14 @@ impl Program {
                 let (pool, max) = match ins.op {
                     Op::SrcNet | Op::DstNet => (true, self.nets.len()),
                     Op::SrcPort | Op::DstPort | Op::IpLen | Op::IpTtl => (true, self.ranges.len()),
+                    Op::SrcTable | Op::DstTable
+                        if self
+                            .table_refs
+                            .get(ins.arg as usize)
+                            .is_none_or(|t| t.table as usize >= self.tables.len()) =>
+                    {
+                        return Err(format!("rule {}: bad table operand", r.number));
+                    }
                     Op::Icmp6Types if ins.arg as usize >= self.icmp6_types.len() => {
                         return Err(format!("rule {}: bad icmp6types operand", r.number));
                     }
@@ -471,6 +527,19 @@ impl Program {
                 format!("icmp6types {}", types.join(","))
             }
             Op::Ext6Hdr => format!("ext6hdr 0x{:02x}", ins.arg),
+            Op::SrcTable | Op::DstTable => {
+                let side = if ins.op == Op::SrcTable { "src" } else { "dst" };
+                match self.table_refs.get(ins.arg as usize) {
+                    Some(t) => {
+                        let name = &self.table_names[t.table as usize];
+                        match t.value {
+                            Some(v) => format!("{side} table({name},{v})"),
+                            None => format!("{side} table({name})"),
+                        }
+                    }
+                    None => format!("{side} table(?)"),
+                }
+            }
             Op::Frag => "frag".to_owned(),
             Op::IpOptions => bits("ipoptions"),
             Op::IpTos => bits("iptos"),

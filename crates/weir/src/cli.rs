@@ -74,6 +74,8 @@ pub struct CheckArgs {
     /// Print the compiled ruleset in canonical form.
     #[arg(long)]
     pub print: bool,
+    #[command(flatten)]
+    pub tables: TableArgs,
 }
 
 /// Options that shape how a ruleset is compiled and packets are seen.
@@ -111,6 +113,33 @@ pub struct EngineArgs {
     /// Repeatable.
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_sysctl)]
     pub sysctl: Vec<(String, u32)>,
+    #[command(flatten)]
+    pub tables: TableArgs,
+}
+
+/// Lookup tables from files.
+#[derive(Args, Debug, Clone, Default)]
+pub struct TableArgs {
+    /// Load lookup table NAME from FILE: one prefix per line with an
+    /// optional value (`10.0.0.0/8 7`), `#` comments. Rules use it as
+    /// `table(NAME)`; `table NAME add` lines in the ruleset add to it.
+    /// Repeatable.
+    #[arg(long = "table", value_name = "NAME=FILE", value_parser = parse_table_spec)]
+    pub specs: Vec<(String, PathBuf)>,
+}
+
+fn parse_table_spec(s: &str) -> Result<(String, PathBuf), String> {
+    let (name, file) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=FILE, found '{s}'"))?;
+    let ok = name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if !ok {
+        return Err(format!("bad table name '{name}'"));
+    }
+    Ok((name.to_owned(), PathBuf::from(file)))
 }
 
 fn parse_sysctl(s: &str) -> Result<(String, u32), String> {

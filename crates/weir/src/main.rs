@@ -71,8 +71,20 @@ fn main() -> ExitCode {
 
 fn check(args: &cli::CheckArgs) -> Result<(), Failure> {
     let names = weir_rules::Names::system();
-    let program = setup::load_program(&args.rules, &names, &Default::default())?;
+    let opts = weir_engine::CompileOptions {
+        tables: setup::load_tables(&args.tables)?,
+        ..Default::default()
+    };
+    let program = setup::load_program(&args.rules, &names, &opts)?;
     if args.print {
+        // Settings and `table ... add` lines first, as written.
+        if let Ok(rs) = weir_rules::parse(&setup::read_text(&args.rules)?) {
+            let header = weir_rules::Ruleset {
+                rules: Vec::new(),
+                ..rs
+            };
+            print!("{}", weir_rules::print_ruleset(&header));
+        }
         let (default, rules) = program
             .rules
             .split_last()

@@ -1,7 +1,7 @@
 //! Start-up work shared by the commands: load a ruleset, build an engine,
 //! open outputs. Everything here runs once, never per packet.
 
-use crate::cli::{DirArg, DispatchArg, EngineArgs, LogFormatArg, VerdictArg};
+use crate::cli::{DirArg, DispatchArg, EngineArgs, LogFormatArg, TableArgs, VerdictArg};
 use crate::counting::counted;
 use crate::Failure;
 use std::fs::File;
@@ -81,10 +81,31 @@ impl From<LogFormatArg> for LogFormat {
     }
 }
 
+/// Reads `--table NAME=FILE` tables; errors as `FILE:LINE:COL: message`.
+pub fn load_tables(args: &TableArgs) -> Result<Vec<(String, weir_table::Builder)>, Failure> {
+    let mut out = Vec::new();
+    for (name, path) in &args.specs {
+        if out.iter().any(|(n, _)| n == name) {
+            return Err(Failure::Usage(format!("--table {name} given twice")));
+        }
+        let text = read_text(path)?;
+        let builder = weir_table::parse_table_file(name, &text).map_err(|errors| {
+            let lines: Vec<String> = errors
+                .iter()
+                .map(|e| format!("{}:{e}", path.display()))
+                .collect();
+            Failure::Rules(lines.join("\n"))
+        })?;
+        out.push((name.clone(), builder));
+    }
+    Ok(out)
+}
+
 /// Compiles the ruleset and builds an engine configured by the flags.
 pub fn build_engine(rules: &Path, args: &EngineArgs, names: &Names) -> Result<Engine, Failure> {
     let opts = CompileOptions {
         default_allow: args.default_allow,
+        tables: load_tables(&args.tables)?,
     };
     let mut program = load_program(rules, names, &opts)?;
     for (name, value) in &args.sysctl {
