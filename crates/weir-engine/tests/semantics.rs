@@ -85,6 +85,7 @@ fn default_allow_switch() {
         &Names::default(),
         &CompileOptions {
             default_allow: true,
+            ..Default::default()
         },
     )
     .unwrap();
