@@ -61,6 +61,9 @@ impl std::error::Error for AddError {}
 pub enum BuildError {
     /// The built table would need more than [`Limits::max_bytes`].
     TooBig { needed: usize, max: usize },
+    /// One family has more prefixes than the structure can number
+    /// (`MAX_PREFIXES`, about 67M; only reachable with raised limits).
+    TooManyPrefixes { max: usize },
 }
 
 impl fmt::Display for BuildError {
@@ -70,6 +73,9 @@ impl fmt::Display for BuildError {
                 f,
                 "table would need {needed} bytes, more than the limit of {max}"
             ),
+            BuildError::TooManyPrefixes { max } => {
+                write!(f, "table has more than {max} prefixes of one family")
+            }
         }
     }
 }
@@ -168,8 +174,10 @@ impl Builder {
         let needed = Ranges::<u32>::bytes_for(self.v4.len())
             + Ranges::<Wide>::bytes_for(self.v6.len())
             + self.len() * size_of::<u32>();
-        let too_many = self.v4.len().max(self.v6.len()) > MAX_PREFIXES;
-        if needed > self.limits.max_bytes || too_many {
+        if self.v4.len().max(self.v6.len()) > MAX_PREFIXES {
+            return Err(BuildError::TooManyPrefixes { max: MAX_PREFIXES });
+        }
+        if needed > self.limits.max_bytes {
             return Err(BuildError::TooBig {
                 needed,
                 max: self.limits.max_bytes,
