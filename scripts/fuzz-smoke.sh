@@ -29,7 +29,7 @@ SECONDS_PER_TARGET=${FUZZ_SECONDS:-30}
 CAPTURES=${WEIR_CAPTURES:-$ROOT/../shared/corpus/tcpdump-tests}
 FRAMES=${FUZZ_FRAMES:-4}
 SANITIZER=${FUZZ_SANITIZER:-none}
-ALL_TARGETS=(rules decode capture)
+ALL_TARGETS=(rules decode capture classbench)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -46,7 +46,7 @@ fi
 
 # --- seed corpora (fuzz/corpus is gitignored; rebuilt every run) -----------
 CORPUS=$ROOT/fuzz/corpus
-mkdir -p "$CORPUS/rules" "$CORPUS/decode" "$CORPUS/capture"
+mkdir -p "$CORPUS/rules" "$CORPUS/decode" "$CORPUS/capture" "$CORPUS/classbench"
 
 # rules: whole rule files, and each of their lines on its own (so that one
 # bad line in a file does not hide the rest from the round-trip check).
@@ -92,6 +92,10 @@ printf '\x01\x00\x2a\x00\x00\x5e\x00\x01\x01\x02\x00\x00\x00\x00\x01\x08\x00\x45
 printf '\xd4\xc3\xb2\xa1\x02\x00\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x04\x00\xe4\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x14\x00\x00\x00\x14\x00\x00\x00\x45\x00\x00\x14\x00\x00\x00\x00\x40\x01\x00\x00\x7f\x00\x00\x01\x7f\x00\x00\x01' \
     >"$CORPUS/capture/builtin-pcap-ipv4"
 log "decode: $(ls "$CORPUS/decode" | wc -l) seeds; capture: $(ls "$CORPUS/capture" | wc -l) seeds"
+
+# classbench: small filter sets and traces (filters, NUL, trace).
+cp "$ROOT"/fuzz/seeds/classbench/* "$CORPUS/classbench/"
+log "classbench: $(ls "$CORPUS/classbench" | wc -l) seeds"
 
 # Committed reproducers of fixed crashes are replayed as seeds.
 for f in "$ROOT"/fuzz/regressions/*; do
