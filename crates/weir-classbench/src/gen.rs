@@ -427,7 +427,7 @@ pub fn filters(kind: Kind, n: usize, seed: u64) -> Vec<Filter> {
         // Noise so that order is only roughly by specificity.
         scored.push((specificity + rng.below(24), f));
     }
-    scored.sort_by(|a, b| b.0.cmp(&a.0));
+    scored.sort_by_key(|s| std::cmp::Reverse(s.0));
     scored.into_iter().map(|(_, f)| f).collect()
 }
 
