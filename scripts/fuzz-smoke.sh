@@ -29,7 +29,7 @@ SECONDS_PER_TARGET=${FUZZ_SECONDS:-30}
 CAPTURES=${WEIR_CAPTURES:-$ROOT/../shared/corpus/tcpdump-tests}
 FRAMES=${FUZZ_FRAMES:-4}
 SANITIZER=${FUZZ_SANITIZER:-none}
-ALL_TARGETS=(rules decode capture table)
+ALL_TARGETS=(rules decode capture table classbench)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -46,7 +46,7 @@ fi
 
 # --- seed corpora (fuzz/corpus is gitignored; rebuilt every run) -----------
 CORPUS=$ROOT/fuzz/corpus
-mkdir -p "$CORPUS/rules" "$CORPUS/decode" "$CORPUS/capture" "$CORPUS/table"
+mkdir -p "$CORPUS/rules" "$CORPUS/decode" "$CORPUS/capture" "$CORPUS/table" "$CORPUS/classbench"
 
 # rules: whole rule files, and each of their lines on its own (so that one
 # bad line in a file does not hide the rest from the round-trip check).
@@ -96,6 +96,9 @@ log "decode: $(ls "$CORPUS/decode" | wc -l) seeds; capture: $(ls "$CORPUS/captur
 # table: the committed table files.
 cp "$ROOT"/fuzz/seeds/table/* "$CORPUS/table/"
 log "table: $(ls "$CORPUS/table" | wc -l) seeds"
+# classbench: small filter sets and traces (filters, NUL, trace).
+cp "$ROOT"/fuzz/seeds/classbench/* "$CORPUS/classbench/"
+log "classbench: $(ls "$CORPUS/classbench" | wc -l) seeds"
 
 # Committed reproducers of fixed crashes are replayed as seeds.
 for f in "$ROOT"/fuzz/regressions/*; do

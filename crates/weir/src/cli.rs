@@ -46,6 +46,12 @@ pub enum Command {
     Calibrate(crate::bench::CalibrateArgs),
     /// Measure the host's UDP/IP stack processing time, NetDyn-style.
     Probe(crate::probe::ProbeArgs),
+    /// Convert a rule set from another format into weir rules.
+    Import(crate::classbench::ImportArgs),
+    /// Evaluate a ClassBench filter set on a header trace; report ns/packet.
+    Classbench(crate::classbench::ClassbenchArgs),
+    /// Write a seeded ClassBench-format filter set (and header trace).
+    GenRules(crate::classbench::GenRulesArgs),
 }
 
 #[derive(Args, Debug)]

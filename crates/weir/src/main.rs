@@ -1,6 +1,7 @@
 //! weir: the command-line front end. Thin glue over the library crates.
 
 mod bench;
+mod classbench;
 mod cli;
 mod counting;
 mod demo;
@@ -51,6 +52,9 @@ fn main() -> ExitCode {
         cli::Command::Bench(a) => bench::bench(a),
         cli::Command::Calibrate(a) => bench::calibrate(a),
         cli::Command::Probe(a) => probe::probe(a),
+        cli::Command::Import(a) => classbench::import(a),
+        cli::Command::Classbench(a) => classbench::classbench(a),
+        cli::Command::GenRules(a) => classbench::gen_rules(a),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
