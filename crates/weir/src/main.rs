@@ -6,6 +6,7 @@ mod counting;
 mod demo;
 mod explain;
 mod gen;
+mod ppp;
 mod probe;
 mod replay;
 mod report;
@@ -71,7 +72,13 @@ fn main() -> ExitCode {
 
 fn check(args: &cli::CheckArgs) -> Result<(), Failure> {
     let names = weir_rules::Names::system();
-    let program = setup::load_program(&args.rules, &names, &Default::default())?;
+    for (label, program) in ppp::programs_to_check(&args.rules, &args.ppp, &names)? {
+        check_one(args, &label, program);
+    }
+    Ok(())
+}
+
+fn check_one(args: &cli::CheckArgs, label: &str, program: weir_engine::Program) {
     if args.print {
         let (default, rules) = program
             .rules
@@ -81,7 +88,10 @@ fn check(args: &cli::CheckArgs) -> Result<(), Failure> {
             println!("{:05} {}", r.number, r.text);
         }
         // The default rule is implicit: a comment, so the output reads back.
-        println!("# {:05} {} (implicit)", default.number, default.text);
+        println!(
+            "# {:05} {} (implicit, {label})",
+            default.number, default.text
+        );
     } else {
         let (n, insns) = (program.rules.len() - 1, program.insns.len());
         let engine = weir_engine::Engine::new(program);
@@ -93,12 +103,8 @@ fn check(args: &cli::CheckArgs) -> Result<(), Failure> {
         } else {
             "linear walk".to_owned()
         };
-        eprintln!(
-            "{}: {n} rules, {insns} micro-instructions, {walk}, ok",
-            args.rules.display()
-        );
+        eprintln!("{label}: {n} rules, {insns} micro-instructions, {walk}, ok");
     }
-    Ok(())
 }
 
 /// A progress bar for long replays, only on a terminal and only after a
