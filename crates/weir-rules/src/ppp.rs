@@ -389,6 +389,7 @@ impl<'a> LineParser<'_, 'a> {
 
     fn line(&mut self, filters: &mut PppFilters) -> PResult<()> {
         let (w, s) = self.next("set filter")?;
+        let line_start = s;
         let is_filter = w.eq_ignore_ascii_case("set")
             && self
                 .peek()
@@ -429,7 +430,7 @@ impl<'a> LineParser<'_, 'a> {
             filters.sets[set.index()][usize::from(number)] = None;
             return Ok(());
         }
-        let f = self.filter(number, s)?;
+        let f = self.filter(number, line_start)?;
         filters.insert(set, f);
         Ok(())
     }
