@@ -796,7 +796,11 @@ impl Display for Filter {
         }
         for (side, t) in [("src", &self.src_port), ("dst", &self.dst_port)] {
             if let Some(t) = t {
-                write!(f, " {side} {} {}", t.op.word(), t.port)?;
+                // ppp writes service names as they are (no ipfw `\-`).
+                match &t.port {
+                    Port::Number(n) => write!(f, " {side} {} {n}", t.op.word())?,
+                    Port::Name(name, _) => write!(f, " {side} {} {name}", t.op.word())?,
+                }
             }
         }
         for (on, w) in [

@@ -314,7 +314,8 @@ mod properties {
         let port = prop_oneof![
             (1u32..=65535).prop_map(|p| p.to_string()),
             Just("http".to_owned()),
-            Just("domain".to_owned())
+            Just("domain".to_owned()),
+            Just("ftp-data".to_owned())
         ];
         let op = prop_oneof![Just("lt"), Just("eq"), Just("gt")];
         let ports = (
