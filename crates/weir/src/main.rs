@@ -80,6 +80,10 @@ fn check(args: &cli::CheckArgs) -> Result<(), Failure> {
 
 fn check_one(args: &cli::CheckArgs, label: &str, program: weir_engine::Program) {
     if args.print {
+        if label != args.rules.display().to_string() {
+            // A ppp file's sets, one after another.
+            println!("# {label}");
+        }
         let (default, rules) = program
             .rules
             .split_last()
