@@ -92,10 +92,7 @@ fn check_one(args: &cli::CheckArgs, label: &str, program: weir_engine::Program) 
             println!("{:05} {}", r.number, r.text);
         }
         // The default rule is implicit: a comment, so the output reads back.
-        println!(
-            "# {:05} {} (implicit, {label})",
-            default.number, default.text
-        );
+        println!("# {:05} {} (implicit)", default.number, default.text);
     } else {
         let (n, insns) = (program.rules.len() - 1, program.insns.len());
         let engine = weir_engine::Engine::new(program);
