@@ -29,7 +29,7 @@ SECONDS_PER_TARGET=${FUZZ_SECONDS:-30}
 CAPTURES=${WEIR_CAPTURES:-$ROOT/../shared/corpus/tcpdump-tests}
 FRAMES=${FUZZ_FRAMES:-4}
 SANITIZER=${FUZZ_SANITIZER:-none}
-ALL_TARGETS=(rules decode capture table classbench)
+ALL_TARGETS=(rules decode capture table classbench ppp)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -46,7 +46,7 @@ fi
 
 # --- seed corpora (fuzz/corpus is gitignored; rebuilt every run) -----------
 CORPUS=$ROOT/fuzz/corpus
-mkdir -p "$CORPUS/rules" "$CORPUS/decode" "$CORPUS/capture" "$CORPUS/table" "$CORPUS/classbench"
+mkdir -p "$CORPUS/rules" "$CORPUS/decode" "$CORPUS/capture" "$CORPUS/table" "$CORPUS/classbench" "$CORPUS/ppp"
 
 # rules: whole rule files, and each of their lines on its own (so that one
 # bad line in a file does not hide the rest from the round-trip check).
@@ -65,6 +65,20 @@ for f in "$ROOT"/rules/*.rules "$ROOT"/fuzz/seeds/rules/*.rules; do
     n=$((n + i + 1))
 done
 log "rules: $n seeds"
+
+# ppp: whole ppp filter files, and each of their lines on its own.
+for f in "$ROOT"/fuzz/seeds/ppp/*.ppp; do
+    [ -f "$f" ] || continue
+    base=$(basename "$f" .ppp)
+    cp "$f" "$CORPUS/ppp/$base"
+    i=0
+    while IFS= read -r line || [ -n "$line" ]; do
+        case "$line" in '' | '#'*) continue ;; esac
+        printf '%s\n' "$line" >"$CORPUS/ppp/$base-$i"
+        i=$((i + 1))
+    done <"$f"
+done
+log "ppp: $(ls "$CORPUS/ppp" | wc -l) seeds"
 
 # capture: whole capture files. decode: the first frames of each, extracted
 # with weir's own reader by fuzz/seedgen (stable toolchain, no sanitizers).
@@ -116,6 +130,7 @@ failed=()
 for t in "${TARGETS[@]}"; do
     extra=()
     [ "$t" = rules ] && extra+=(-dict="$ROOT/fuzz/dict/rules.dict")
+    [ "$t" = ppp ] && extra+=(-dict="$ROOT/fuzz/dict/ppp.dict")
     log "fuzzing $t for ${SECONDS_PER_TARGET}s"
     if ! (cd fuzz && cargo +nightly fuzz run --sanitizer "$SANITIZER" "$t" "corpus/$t" -- \
         -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=25 \

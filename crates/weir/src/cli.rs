@@ -18,6 +18,8 @@ const EXAMPLES: &str = "Examples:
   weir run rules.conf -r in.pcap --verdicts v.csv          index,rule,action,note per packet
   weir explain rules.conf -r in.pcap --packet 17  which rules and instructions ran, and why
   weir gen -n 1000000 --seed 7 -o trace.pcap      reproducible realistic trace
+  weir run ppp.conf --filter-set in --myaddr 192.0.2.1 --hisaddr 192.0.2.254 -r in.pcap
+                                                  FreeBSD ppp `set filter` lines, one set
 
 Exit codes: 0 ok, 1 runtime error (unreadable or corrupt capture, I/O), 2 usage or ruleset error.";
 
@@ -75,13 +77,15 @@ pub struct DemoArgs {
     after_help = "Examples:\n  weir check rules.conf\n  weir check --print rules.conf    # canonical form, one rule per line"
 )]
 pub struct CheckArgs {
-    /// Ruleset file (ipfw syntax), or - for stdin.
+    /// Ruleset file (ipfw syntax, or ppp `set filter` lines), or - for stdin.
     pub rules: PathBuf,
     /// Print the compiled ruleset in canonical form.
     #[arg(long)]
     pub print: bool,
     #[command(flatten)]
     pub tables: TableArgs,
+    #[command(flatten)]
+    pub ppp: crate::ppp::PppArgs,
 }
 
 /// Options that shape how a ruleset is compiled and packets are seen.
@@ -121,6 +125,8 @@ pub struct EngineArgs {
     pub sysctl: Vec<(String, u32)>,
     #[command(flatten)]
     pub tables: TableArgs,
+    #[command(flatten)]
+    pub ppp: crate::ppp::PppArgs,
 }
 
 /// Lookup tables from files.
@@ -179,7 +185,7 @@ fn parse_sysctl(s: &str) -> Result<(String, u32), String> {
   weir run stateful.rules -r in.pcap --states --sysctl dyn_udp_lifetime=30
     (keep-state: states age by the packets' timestamps)")]
 pub struct RunArgs {
-    /// Ruleset file (ipfw syntax).
+    /// Ruleset file (ipfw syntax, or ppp `set filter` lines).
     pub rules: PathBuf,
     /// Capture to read (pcap or pcapng), or - for stdin.
     #[arg(short = 'r', value_name = "FILE")]
@@ -227,7 +233,7 @@ pub struct RunArgs {
 #[derive(Args, Debug)]
 #[command(after_help = "Example:\n  weir explain rules.conf -r in.pcap --packet 17")]
 pub struct ExplainArgs {
-    /// Ruleset file (ipfw syntax).
+    /// Ruleset file (ipfw syntax, or ppp `set filter` lines).
     pub rules: PathBuf,
     /// Capture to read, or - for stdin.
     #[arg(short = 'r', value_name = "FILE")]

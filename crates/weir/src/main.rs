@@ -7,6 +7,7 @@ mod counting;
 mod demo;
 mod explain;
 mod gen;
+mod ppp;
 mod probe;
 mod replay;
 mod report;
@@ -79,10 +80,23 @@ fn check(args: &cli::CheckArgs) -> Result<(), Failure> {
         tables: setup::load_tables(&args.tables)?,
         ..Default::default()
     };
-    let program = setup::load_program(&args.rules, &names, &opts)?;
+    for (label, program) in ppp::programs_to_check(&args.rules, &args.ppp, &names, &opts)? {
+        check_one(args, &label, program)?;
+    }
+    Ok(())
+}
+
+fn check_one(
+    args: &cli::CheckArgs,
+    label: &str,
+    program: weir_engine::Program,
+) -> Result<(), Failure> {
     if args.print {
-        // Settings and `table ... add` lines first, as written.
-        if let Ok(rs) = weir_rules::parse(&setup::read_text(&args.rules)?) {
+        if label != args.rules.display().to_string() {
+            // A ppp file's sets, one after another.
+            println!("# {label}");
+        } else if let Ok(rs) = weir_rules::parse(&setup::read_text(&args.rules)?) {
+            // Settings and `table ... add` lines first, as written.
             let header = weir_rules::Ruleset {
                 rules: Vec::new(),
                 ..rs
@@ -109,10 +123,7 @@ fn check(args: &cli::CheckArgs) -> Result<(), Failure> {
         } else {
             "linear walk".to_owned()
         };
-        eprintln!(
-            "{}: {n} rules, {insns} micro-instructions, {walk}, ok",
-            args.rules.display()
-        );
+        eprintln!("{label}: {n} rules, {insns} micro-instructions, {walk}, ok");
     }
     Ok(())
 }

@@ -6,7 +6,7 @@
 
 use crate::cli::RunArgs;
 use crate::report::{self, Summary};
-use crate::setup::{attach_logger, build_engine, create_output};
+use crate::setup::{attach_logger, build_engine_and_set, create_output};
 use crate::{Failure, Progress};
 use std::io::{BufWriter, Write};
 use weir_engine::{Decision, Engine, Verdict};
@@ -201,14 +201,10 @@ fn check_outputs(args: &RunArgs) -> Result<(), Failure> {
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
     check_outputs(args)?;
     let names = Names::system();
-    let mut engine = build_engine(&args.rules, &args.engine, &names)?;
+    let (mut engine, ppp_set) = build_engine_and_set(&args.rules, &args.engine, &names)?;
     if engine.program.rules.iter().any(|r| r.log_limit.is_some()) {
-        attach_logger(
-            &mut engine,
-            args.log_file.as_deref(),
-            args.log_format,
-            &names,
-        )?;
+        let format = crate::ppp::log_format(args.log_format.into(), ppp_set);
+        attach_logger(&mut engine, args.log_file.as_deref(), format, &names)?;
     }
     // Reads counted for the JSON summary (see counting.rs).
     let mut reader =
