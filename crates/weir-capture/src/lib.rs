@@ -20,7 +20,7 @@ mod sys;
 
 pub use ring::{Batch, Frame, Layout, RingMode, PACKET_OUTGOING};
 pub use socket::{open, set_up, Capture, Config, Kernel, KernelStats, Opt, Step, Sys};
-pub use sys::{drop_privileges, Iface, LinkKind};
+pub use sys::{drop_privileges, enter_netns, Iface, LinkKind};
 
 /// `ETH_P_ALL`: every protocol, as tcpdump captures.
 pub const ETH_P_ALL: u16 = 0x0003;

@@ -340,12 +340,11 @@ impl Batch<'_> {
         self.packets == 0
     }
 
-    /// Calls `f` with each frame, in ring order; at most `limit` of them.
-    /// The frames borrow the ring: they cannot outlive the call.
-    pub fn for_each(&self, limit: usize, mut f: impl FnMut(&Frame<'_>)) {
+    /// Calls `f` with each frame, in ring order. The frames borrow the
+    /// ring: they cannot outlive the call.
+    pub fn for_each(&self, mut f: impl FnMut(&Frame<'_>)) {
         let ring = &*self.ring;
         let total = ring.slots();
-        let mut left = limit;
         for k in 0..self.slots {
             let i = (self.first + k) % total;
             let Some(bytes) = ring.map.owned(ring.status_offset(i), ring.range(i)) else {
@@ -353,19 +352,10 @@ impl Batch<'_> {
             };
             match ring.layout.mode {
                 RingMode::Blocks => {
-                    walk_v3_block(bytes, |fr| {
-                        if left > 0 {
-                            left -= 1;
-                            f(fr);
-                        }
-                    });
+                    walk_v3_block(bytes, &mut f);
                 }
                 RingMode::Immediate => {
-                    if left == 0 {
-                        return;
-                    }
                     if let Some(fr) = v2_frame(bytes) {
-                        left -= 1;
                         f(&fr);
                     }
                 }

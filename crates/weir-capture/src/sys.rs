@@ -345,3 +345,13 @@ pub fn page_size() -> usize {
     let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     usize::try_from(n).unwrap_or(4096)
 }
+
+/// Moves the calling thread into the network namespace at `path` (such as
+/// `/run/netns/NAME`, made by `ip netns add`). Sockets it opens afterwards
+/// live there. For tests and benchmarks that send from one namespace.
+pub fn enter_netns(path: &std::path::Path) -> io::Result<()> {
+    let file = std::fs::File::open(path)?;
+    // SAFETY: plain system call on a descriptor we hold open; it affects
+    // only this thread's network namespace.
+    check(unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) }).map(drop)
+}

@@ -46,6 +46,10 @@ pub enum Command {
     Calibrate(crate::bench::CalibrateArgs),
     /// Measure the host's UDP/IP stack processing time, NetDyn-style.
     Probe(crate::probe::ProbeArgs),
+    /// Filter live packets from an interface (AF_PACKET ring): counters, pass/drop files.
+    Capture(crate::capture::CaptureArgs),
+    /// Time packet-socket set-up three ways (the 2014 synchronize_net() measurement).
+    Sockbench(crate::capture::SockbenchArgs),
 }
 
 #[derive(Args, Debug)]

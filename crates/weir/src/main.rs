@@ -1,6 +1,7 @@
 //! weir: the command-line front end. Thin glue over the library crates.
 
 mod bench;
+mod capture;
 mod cli;
 mod counting;
 mod demo;
@@ -51,6 +52,8 @@ fn main() -> ExitCode {
         cli::Command::Bench(a) => bench::bench(a),
         cli::Command::Calibrate(a) => bench::calibrate(a),
         cli::Command::Probe(a) => probe::probe(a),
+        cli::Command::Capture(a) => capture::capture(a),
+        cli::Command::Sockbench(a) => capture::sockbench(a),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
