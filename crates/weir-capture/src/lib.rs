@@ -18,7 +18,7 @@ pub mod sockbench;
 mod socket;
 mod sys;
 
-pub use ring::{Batch, Frame, Layout, RingMode, PACKET_OUTGOING};
+pub use ring::{v2_frame, walk_v3_block, Batch, Frame, Layout, RingMode, PACKET_OUTGOING};
 pub use socket::{open, set_up, Capture, Config, Kernel, KernelStats, Opt, Step, Sys};
 pub use sys::{drop_privileges, enter_netns, Iface, LinkKind};
 

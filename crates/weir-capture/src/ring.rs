@@ -115,7 +115,7 @@ fn v3_frame(block: &[u8], off: usize) -> Option<(Frame<'_>, u32)> {
 
 /// Calls `f` for each packet of a V3 block; returns how many it saw. A
 /// header pointing out of the block ends the walk there.
-pub(crate) fn walk_v3_block(block: &[u8], mut f: impl FnMut(&Frame<'_>)) -> usize {
+pub fn walk_v3_block(block: &[u8], mut f: impl FnMut(&Frame<'_>)) -> usize {
     let (Some(num), Some(first)) = (u32_at(block, v3::NUM_PKTS), u32_at(block, v3::FIRST_PKT))
     else {
         return 0;
@@ -135,7 +135,7 @@ pub(crate) fn walk_v3_block(block: &[u8], mut f: impl FnMut(&Frame<'_>)) -> usiz
 }
 
 /// Parses one V2 frame slot.
-pub(crate) fn v2_frame(slot: &[u8]) -> Option<Frame<'_>> {
+pub fn v2_frame(slot: &[u8]) -> Option<Frame<'_>> {
     let mac = usize::from(u16_at(slot, v2::MAC)?);
     let snap = u32_at(slot, v2::SNAPLEN)? as usize;
     let status = u32_at(slot, v2::STATUS)?;
