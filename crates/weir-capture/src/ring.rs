@@ -523,9 +523,6 @@ mod tests {
                 block
             );
         }
-        assert_eq!(
-            l.frame_offset(l.frame_nr as usize - 1) + l.frame_size as usize <= l.bytes(),
-            true
-        );
+        assert!(l.frame_offset(l.frame_nr as usize - 1) + l.frame_size as usize <= l.bytes());
     }
 }

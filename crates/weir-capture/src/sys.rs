@@ -153,7 +153,7 @@ impl Mmap {
     }
 
     fn status_word(&self, off: usize) -> Option<&AtomicU32> {
-        if off % 4 != 0 || off.checked_add(4)? > self.len {
+        if !off.is_multiple_of(4) || off.checked_add(4)? > self.len {
             return None;
         }
         // SAFETY: in bounds and 4-aligned (the mapping is page-aligned);
