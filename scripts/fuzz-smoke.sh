@@ -29,7 +29,7 @@ SECONDS_PER_TARGET=${FUZZ_SECONDS:-30}
 CAPTURES=${WEIR_CAPTURES:-$ROOT/../shared/corpus/tcpdump-tests}
 FRAMES=${FUZZ_FRAMES:-4}
 SANITIZER=${FUZZ_SANITIZER:-none}
-ALL_TARGETS=(rules decode capture table classbench ppp)
+ALL_TARGETS=(rules decode capture table classbench ppp ring)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -46,7 +46,7 @@ fi
 
 # --- seed corpora (fuzz/corpus is gitignored; rebuilt every run) -----------
 CORPUS=$ROOT/fuzz/corpus
-mkdir -p "$CORPUS/rules" "$CORPUS/decode" "$CORPUS/capture" "$CORPUS/table" "$CORPUS/classbench" "$CORPUS/ppp"
+mkdir -p "$CORPUS/rules" "$CORPUS/decode" "$CORPUS/capture" "$CORPUS/table" "$CORPUS/classbench" "$CORPUS/ppp" "$CORPUS/ring"
 
 # rules: whole rule files, and each of their lines on its own (so that one
 # bad line in a file does not hide the rest from the round-trip check).

@@ -15,6 +15,7 @@ command -v tcpdump >/dev/null 2>&1 || need+=(tcpdump)
 command -v strace >/dev/null 2>&1 || need+=(strace)
 [ -e /usr/include/pcap/pcap.h ] || need+=(libpcap-dev)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
 if [ ${#need[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${need[*]}" >&2
   sudo=""

@@ -297,6 +297,29 @@ impl Engine {
         decision
     }
 
+    /// Adds `other`'s per-rule counters and totals to this engine's, rule
+    /// by rule: workers that each ran a copy of one program merge here,
+    /// exactly. Panics if the two engines run programs of different sizes.
+    pub fn add_counts(&mut self, other: &Engine) {
+        assert_eq!(
+            self.counters.len(),
+            other.counters.len(),
+            "merging counters of different programs"
+        );
+        for (a, b) in self.counters.iter_mut().zip(&other.counters) {
+            a.packets += b.packets;
+            a.bytes += b.bytes;
+        }
+        let (s, o) = (&mut self.stats, &other.stats);
+        s.packets += o.packets;
+        s.passed += o.passed;
+        s.dropped += o.dropped;
+        s.non_ip += o.non_ip;
+        for (a, b) in s.malformed.iter_mut().zip(o.malformed) {
+            *a += b;
+        }
+    }
+
     /// Rules that never matched (the default rule included), in order.
     pub fn unmatched_rules(&self) -> impl Iterator<Item = usize> + '_ {
         self.counters

@@ -54,6 +54,10 @@ pub enum Command {
     Classbench(crate::classbench::ClassbenchArgs),
     /// Write a seeded ClassBench-format filter set (and header trace).
     GenRules(crate::classbench::GenRulesArgs),
+    /// Filter live packets from an interface (AF_PACKET ring): counters, pass/drop files.
+    Capture(crate::capture::CaptureArgs),
+    /// Time packet-socket set-up three ways (the 2014 synchronize_net() measurement).
+    Sockbench(crate::capture::SockbenchArgs),
 }
 
 #[derive(Args, Debug)]

@@ -1,6 +1,7 @@
 //! weir: the command-line front end. Thin glue over the library crates.
 
 mod bench;
+mod capture;
 mod classbench;
 mod cli;
 mod counting;
@@ -56,6 +57,8 @@ fn main() -> ExitCode {
         cli::Command::Import(a) => classbench::import(a),
         cli::Command::Classbench(a) => classbench::classbench(a),
         cli::Command::GenRules(a) => classbench::gen_rules(a),
+        cli::Command::Capture(a) => capture::capture(a),
+        cli::Command::Sockbench(a) => capture::sockbench(a),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
