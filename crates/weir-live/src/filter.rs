@@ -130,6 +130,9 @@ mod tests {
         let c: Vec<u64> = f.engine.counters().iter().map(|c| c.packets).collect();
         assert_eq!(c, [1, 2, 0]);
         let s = f.engine.stats();
-        assert_eq!((s.packets, s.passed, s.dropped, s.malformed_total()), (5, 2, 3, 1));
+        assert_eq!(
+            (s.packets, s.passed, s.dropped, s.malformed_total()),
+            (5, 2, 3, 1)
+        );
     }
 }

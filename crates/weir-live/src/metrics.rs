@@ -90,19 +90,45 @@ impl Snapshot {
             e.0 += r.packets;
             e.1 += r.bytes;
         }
-        header(&mut out, "weir_rule_packets_total", "Packets each rule matched.", Kind::Counter);
+        header(
+            &mut out,
+            "weir_rule_packets_total",
+            "Packets each rule matched.",
+            Kind::Counter,
+        );
         for ((n, a), (p, _)) in &by_rule {
-            let _ = writeln!(out, "weir_rule_packets_total{{rule=\"{n}\",action=\"{a}\"}} {p}");
+            let _ = writeln!(
+                out,
+                "weir_rule_packets_total{{rule=\"{n}\",action=\"{a}\"}} {p}"
+            );
         }
-        header(&mut out, "weir_rule_bytes_total", "Bytes (IP length) each rule matched.", Kind::Counter);
+        header(
+            &mut out,
+            "weir_rule_bytes_total",
+            "Bytes (IP length) each rule matched.",
+            Kind::Counter,
+        );
         for ((n, a), (_, b)) in &by_rule {
-            let _ = writeln!(out, "weir_rule_bytes_total{{rule=\"{n}\",action=\"{a}\"}} {b}");
+            let _ = writeln!(
+                out,
+                "weir_rule_bytes_total{{rule=\"{n}\",action=\"{a}\"}} {b}"
+            );
         }
         let s = &self.stats;
-        header(&mut out, "weir_packets_total", "Packets decided, by verdict.", Kind::Counter);
+        header(
+            &mut out,
+            "weir_packets_total",
+            "Packets decided, by verdict.",
+            Kind::Counter,
+        );
         let _ = writeln!(out, "weir_packets_total{{verdict=\"pass\"}} {}", s.passed);
         let _ = writeln!(out, "weir_packets_total{{verdict=\"drop\"}} {}", s.dropped);
-        header(&mut out, "weir_non_ip_packets_total", "Frames that were not IP.", Kind::Counter);
+        header(
+            &mut out,
+            "weir_non_ip_packets_total",
+            "Frames that were not IP.",
+            Kind::Counter,
+        );
         let _ = writeln!(out, "weir_non_ip_packets_total {}", s.non_ip);
         header(
             &mut out,
@@ -351,7 +377,13 @@ mod tests {
             Request::Metrics { head: true }
         );
         assert_eq!(parse_request(b"GET /x HTTP/1.0\r\n\r\n"), Request::NotFound);
-        for bad in [&b""[..], b"GET", b"POST /metrics HTTP/1.0", b"GET / HTTP/2", b"\xff\xfe"] {
+        for bad in [
+            &b""[..],
+            b"GET",
+            b"POST /metrics HTTP/1.0",
+            b"GET / HTTP/2",
+            b"\xff\xfe",
+        ] {
             assert_eq!(parse_request(bad), Request::BadRequest, "{bad:?}");
         }
     }

@@ -115,7 +115,9 @@ impl Queue {
                 Received::Other => {}
             }
         }
-        Err(io::Error::other(format!("nfqueue {what}: no acknowledgement")))
+        Err(io::Error::other(format!(
+            "nfqueue {what}: no acknowledgement"
+        )))
     }
 
     /// Receives up to `max` packets (waiting at most [`RECV_TIMEOUT`] for
@@ -184,7 +186,10 @@ impl Queue {
     /// Answers what is already queued, then unbinds. Packets that arrive
     /// after the last receive get the kernel's verdict for an unbound
     /// queue (`bypass` in the nft rule: accept; otherwise drop).
-    pub fn close(mut self, decide: impl FnMut(&QueuedPacket<'_>) -> bool) -> io::Result<QueueStats> {
+    pub fn close(
+        mut self,
+        decide: impl FnMut(&QueuedPacket<'_>) -> bool,
+    ) -> io::Result<QueueStats> {
         let mut decide = decide;
         self.sock.set_recv_timeout(Duration::from_millis(1))?;
         while self.process(MAX_BATCH, &mut decide)? > 0 {}

@@ -56,7 +56,9 @@ impl<T: Send + 'static> Reloader<T> {
     }
 
     /// As [`new`](Self::new), with every SIGHUP requesting a build.
-    pub fn on_sighup(build: impl FnMut() -> Result<T, String> + Send + 'static) -> io::Result<Self> {
+    pub fn on_sighup(
+        build: impl FnMut() -> Result<T, String> + Send + 'static,
+    ) -> io::Result<Self> {
         let reloader = Reloader::new(build)?;
         let tx = reloader.requests.clone();
         let mut signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGHUP])?;

@@ -148,7 +148,12 @@ impl NetlinkSocket {
         let mut iov: [libc::iovec; MAX] = unsafe { std::mem::zeroed() };
         // SAFETY: as above.
         let mut hdrs: [libc::mmsghdr; MAX] = unsafe { std::mem::zeroed() };
-        for ((buf, v), h) in bufs.iter_mut().zip(iov.iter_mut()).zip(hdrs.iter_mut()).take(n) {
+        for ((buf, v), h) in bufs
+            .iter_mut()
+            .zip(iov.iter_mut())
+            .zip(hdrs.iter_mut())
+            .take(n)
+        {
             v.iov_base = buf.as_mut_ptr().cast();
             v.iov_len = buf.len();
             h.msg_hdr.msg_iov = v;

@@ -46,6 +46,8 @@ pub enum Command {
     Calibrate(crate::bench::CalibrateArgs),
     /// Measure the host's UDP/IP stack processing time, NetDyn-style.
     Probe(crate::probe::ProbeArgs),
+    /// Filter live traffic on an NFQUEUE: one verdict per packet, SIGHUP reloads.
+    Inline(crate::inline::InlineArgs),
 }
 
 #[derive(Args, Debug)]

@@ -6,6 +6,7 @@ mod counting;
 mod demo;
 mod explain;
 mod gen;
+mod inline;
 mod probe;
 mod replay;
 mod report;
@@ -51,6 +52,7 @@ fn main() -> ExitCode {
         cli::Command::Bench(a) => bench::bench(a),
         cli::Command::Calibrate(a) => bench::calibrate(a),
         cli::Command::Probe(a) => probe::probe(a),
+        cli::Command::Inline(a) => inline::run(a),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
