@@ -81,14 +81,14 @@ rule_packets() { in_r iptables -L FORWARD -v -x -n | awk 'NR == 3 { print $1 }';
 
 start_weir() { # RULES
   printf '%s\n' "$1" >"$work/rules.conf"
-  in_r "$weir" inline --queue 0 "$work/rules.conf" 2>"$work/weir.err" &
+  ip netns exec "$R" "$weir" inline --queue 0 "$work/rules.conf" 2>"$work/weir.err" &
   weir_pid=$!
   for _ in $(seq 200); do grep -q 'inline on queue' "$work/weir.err" && return; sleep 0.05; done
   echo "weir did not start:" >&2; cat "$work/weir.err" >&2; exit 1
 }
-stop_weir() { # prints packets decided
+stop_weir() { # sets decided: packets weir decided (not in a $(…): wait needs this shell)
   kill -TERM "$weir_pid"; wait "$weir_pid" || true; weir_pid=""
-  awk '/packets read/ { print $1 }' "$work/weir.err"
+  decided=$(awk '/packets read/ { print $1 }' "$work/weir.err")
 }
 queue_drops() { in_r awk '$1 == 0 { print $6 + $7 }' /proc/net/netfilter/nfnetlink_queue; }
 
@@ -114,7 +114,7 @@ for mode in kernel-accept kernel-drop weir-allow weir-deny; do
     ip netns exec "$S" "$flood" "$dst" "$secs" >"$work/flood.out"
     case "$mode" in
       kernel-*) n=$(rule_packets) ;;
-      weir-*) drops=$(queue_drops); n=$(stop_weir); echo "   ($mode run: queue drops $drops)" ;;
+      weir-*) drops=$(queue_drops); stop_weir; n=$decided; echo "   ($mode run: $n decided, kernel queue drops $drops)" ;;
     esac
     vals+=("$(rate "$n")")
   done
@@ -132,7 +132,7 @@ rtts >"$work/plain"
 steer queue
 start_weir '100 allow ip from any to any'
 rtts >"$work/queued"
-stop_weir >/dev/null
+stop_weir
 for f in plain queued; do
   printf '%-8s median %5s µs   p99 %5s µs   (%s replies)\n' "$f" \
     "$(pct 0.5 <"$work/$f")" "$(pct 0.99 <"$work/$f")" "$(wc -l <"$work/$f")"
