@@ -30,7 +30,9 @@ fn filter() -> &'static Mutex<Filter> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&sel, rest)) = data.split_first() else { return };
+    let Some((&sel, rest)) = data.split_first() else {
+        return;
+    };
     if sel % 2 == 1 {
         let _ = parse_request(rest);
         return;
@@ -40,7 +42,11 @@ fuzz_target!(|data: &[u8]| {
         assert!(p.orig_len as usize >= p.payload.len());
         // Interface indexes are looked up by name: keep them 0 (none) so
         // the fuzzer does not make system calls per input.
-        let p = weir_live::netlink::QueuedPacket { indev: 0, outdev: 0, ..p };
+        let p = weir_live::netlink::QueuedPacket {
+            indev: 0,
+            outdev: 0,
+            ..p
+        };
         let mut f = filter().lock().unwrap_or_else(|e| e.into_inner());
         let _ = f.decide(&p);
     }

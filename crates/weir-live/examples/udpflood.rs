@@ -14,7 +14,9 @@ fn main() {
         std::process::exit(2);
     }
     let secs: f64 = args[2].parse().expect("SECONDS");
-    let size: usize = args.get(3).map_or(18, |s| s.parse().expect("PAYLOAD_BYTES"));
+    let size: usize = args
+        .get(3)
+        .map_or(18, |s| s.parse().expect("PAYLOAD_BYTES"));
     let sock = UdpSocket::bind("0.0.0.0:0").expect("bind");
     sock.connect(&args[1]).expect("connect");
     let payload = vec![0u8; size];
