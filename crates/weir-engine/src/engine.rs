@@ -63,6 +63,17 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Adds another run's totals (workers merging, a reload carrying over).
+    pub fn add(&mut self, o: &Stats) {
+        self.packets += o.packets;
+        self.passed += o.passed;
+        self.dropped += o.dropped;
+        self.non_ip += o.non_ip;
+        for (a, b) in self.malformed.iter_mut().zip(o.malformed) {
+            *a += b;
+        }
+    }
+
     pub fn malformed_total(&self) -> u64 {
         self.malformed.iter().sum()
     }
@@ -310,14 +321,29 @@ impl Engine {
             a.packets += b.packets;
             a.bytes += b.bytes;
         }
-        let (s, o) = (&mut self.stats, &other.stats);
-        s.packets += o.packets;
-        s.passed += o.passed;
-        s.dropped += o.dropped;
-        s.non_ip += o.non_ip;
-        for (a, b) in s.malformed.iter_mut().zip(o.malformed) {
-            *a += b;
+        self.stats.add(&other.stats);
+    }
+
+    /// After a reload: takes over `old`'s totals, and the counters of every
+    /// rule whose number and text did not change (the n-th rule with a
+    /// given number and text inherits from the n-th in `old`). Other rules
+    /// start at zero. Runs once per reload, never per packet.
+    pub fn carry_over(&mut self, old: &Engine) {
+        use std::collections::{HashMap, VecDeque};
+        let mut before: HashMap<(u16, &str), VecDeque<usize>> = HashMap::new();
+        for (i, r) in old.program.rules.iter().enumerate() {
+            before.entry((r.number, &r.text)).or_default().push_back(i);
         }
+        for (r, c) in self.program.rules.iter().zip(self.counters.iter_mut()) {
+            if let Some(i) = before
+                .get_mut(&(r.number, r.text.as_str()))
+                .and_then(VecDeque::pop_front)
+            {
+                c.packets += old.counters[i].packets;
+                c.bytes += old.counters[i].bytes;
+            }
+        }
+        self.stats.add(&old.stats);
     }
 
     /// Rules that never matched (the default rule included), in order.

@@ -58,6 +58,8 @@ pub enum Command {
     Capture(crate::capture::CaptureArgs),
     /// Time packet-socket set-up three ways (the 2014 synchronize_net() measurement).
     Sockbench(crate::capture::SockbenchArgs),
+    /// Filter live traffic on an NFQUEUE: one verdict per packet, SIGHUP reloads.
+    Inline(crate::inline::InlineArgs),
 }
 
 #[derive(Args, Debug)]

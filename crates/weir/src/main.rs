@@ -8,6 +8,7 @@ mod counting;
 mod demo;
 mod explain;
 mod gen;
+mod inline;
 mod ppp;
 mod probe;
 mod replay;
@@ -59,6 +60,7 @@ fn main() -> ExitCode {
         cli::Command::GenRules(a) => classbench::gen_rules(a),
         cli::Command::Capture(a) => capture::capture(a),
         cli::Command::Sockbench(a) => capture::sockbench(a),
+        cli::Command::Inline(a) => inline::run(a),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
