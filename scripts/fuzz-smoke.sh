@@ -29,7 +29,7 @@ SECONDS_PER_TARGET=${FUZZ_SECONDS:-30}
 CAPTURES=${WEIR_CAPTURES:-$ROOT/../shared/corpus/tcpdump-tests}
 FRAMES=${FUZZ_FRAMES:-4}
 SANITIZER=${FUZZ_SANITIZER:-none}
-ALL_TARGETS=(rules decode capture)
+ALL_TARGETS=(rules decode capture table classbench ppp ring nfqueue)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -46,7 +46,7 @@ fi
 
 # --- seed corpora (fuzz/corpus is gitignored; rebuilt every run) -----------
 CORPUS=$ROOT/fuzz/corpus
-mkdir -p "$CORPUS/rules" "$CORPUS/decode" "$CORPUS/capture"
+mkdir -p "$CORPUS/rules" "$CORPUS/decode" "$CORPUS/capture" "$CORPUS/table" "$CORPUS/classbench" "$CORPUS/ppp" "$CORPUS/ring" "$CORPUS/nfqueue"
 
 # rules: whole rule files, and each of their lines on its own (so that one
 # bad line in a file does not hide the rest from the round-trip check).
@@ -65,6 +65,20 @@ for f in "$ROOT"/rules/*.rules "$ROOT"/fuzz/seeds/rules/*.rules; do
     n=$((n + i + 1))
 done
 log "rules: $n seeds"
+
+# ppp: whole ppp filter files, and each of their lines on its own.
+for f in "$ROOT"/fuzz/seeds/ppp/*.ppp; do
+    [ -f "$f" ] || continue
+    base=$(basename "$f" .ppp)
+    cp "$f" "$CORPUS/ppp/$base"
+    i=0
+    while IFS= read -r line || [ -n "$line" ]; do
+        case "$line" in '' | '#'*) continue ;; esac
+        printf '%s\n' "$line" >"$CORPUS/ppp/$base-$i"
+        i=$((i + 1))
+    done <"$f"
+done
+log "ppp: $(ls "$CORPUS/ppp" | wc -l) seeds"
 
 # capture: whole capture files. decode: the first frames of each, extracted
 # with weir's own reader by fuzz/seedgen (stable toolchain, no sanitizers).
@@ -91,7 +105,19 @@ printf '\x01\x00\x2a\x00\x00\x5e\x00\x01\x01\x02\x00\x00\x00\x00\x01\x08\x00\x45
     >"$CORPUS/decode/builtin-eth-udp"
 printf '\xd4\xc3\xb2\xa1\x02\x00\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x04\x00\xe4\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x14\x00\x00\x00\x14\x00\x00\x00\x45\x00\x00\x14\x00\x00\x00\x00\x40\x01\x00\x00\x7f\x00\x00\x01\x7f\x00\x00\x01' \
     >"$CORPUS/capture/builtin-pcap-ipv4"
+# nfqueue: a queued IPv4 UDP packet (selector 0, then the netlink message:
+# header, nfgenmsg, packet header, indev, payload) and an HTTP request.
+printf '\x00\x48\x00\x00\x00\x00\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x0b\x00\x01\x00\x00\x00\x00\x2a\x08\x00\x02\x00\x08\x00\x05\x00\x00\x00\x00\x03\x20\x00\x0a\x00\x45\x00\x00\x1c\x00\x00\x40\x00\x40\x11\x00\x00\x0a\x00\x00\x01\x0a\x00\x00\x02\x04\xd2\x00\x35\x00\x08\x00\x00' \
+    >"$CORPUS/nfqueue/builtin-udp"
+printf '\x01GET /metrics HTTP/1.0\r\n\r\n' >"$CORPUS/nfqueue/builtin-http"
 log "decode: $(ls "$CORPUS/decode" | wc -l) seeds; capture: $(ls "$CORPUS/capture" | wc -l) seeds"
+
+# table: the committed table files.
+cp "$ROOT"/fuzz/seeds/table/* "$CORPUS/table/"
+log "table: $(ls "$CORPUS/table" | wc -l) seeds"
+# classbench: small filter sets and traces (filters, NUL, trace).
+cp "$ROOT"/fuzz/seeds/classbench/* "$CORPUS/classbench/"
+log "classbench: $(ls "$CORPUS/classbench" | wc -l) seeds"
 
 # Committed reproducers of fixed crashes are replayed as seeds.
 for f in "$ROOT"/fuzz/regressions/*; do
@@ -109,6 +135,7 @@ failed=()
 for t in "${TARGETS[@]}"; do
     extra=()
     [ "$t" = rules ] && extra+=(-dict="$ROOT/fuzz/dict/rules.dict")
+    [ "$t" = ppp ] && extra+=(-dict="$ROOT/fuzz/dict/ppp.dict")
     log "fuzzing $t for ${SECONDS_PER_TARGET}s"
     if ! (cd fuzz && cargo +nightly fuzz run --sanitizer "$SANITIZER" "$t" "corpus/$t" -- \
         -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=25 \

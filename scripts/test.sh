@@ -15,6 +15,9 @@ command -v tcpdump >/dev/null 2>&1 || need+=(tcpdump)
 command -v strace >/dev/null 2>&1 || need+=(strace)
 [ -e /usr/include/pcap/pcap.h ] || need+=(libpcap-dev)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v nft >/dev/null 2>&1 || need+=(nftables)
+command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
+command -v iptables >/dev/null 2>&1 || need+=(iptables)
 if [ ${#need[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${need[*]}" >&2
   sudo=""

@@ -21,7 +21,10 @@ fuzz_target!(|data: &[u8]| {
 
     let names = Names::default();
     for default_allow in [false, true] {
-        let opts = CompileOptions { default_allow };
+        let opts = CompileOptions {
+            default_allow,
+            ..Default::default()
+        };
         if let Ok(prog) = weir_engine::load(&printed, &names, &opts) {
             // A compiled program must also evaluate: one TCP SYN, one fragment.
             let mut engine = Engine::new(prog);

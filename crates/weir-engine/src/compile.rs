@@ -13,6 +13,9 @@ use weir_wire::v4_mapped;
 pub struct CompileOptions {
     /// The default rule 65535 allows instead of denying.
     pub default_allow: bool,
+    /// Lookup tables loaded from files (`--table NAME=FILE`); the ruleset's
+    /// `table NAME add` lines add to them.
+    pub tables: Vec<(String, weir_table::Builder)>,
 }
 
 /// Compiles every rule; any error means no program.
@@ -23,6 +26,34 @@ pub fn compile(
 ) -> Result<Program, Vec<Diagnostic>> {
     let mut prog = Program::default();
     let mut errors = Vec::new();
+    let mut builders: std::collections::BTreeMap<String, weir_table::Builder> =
+        opts.tables.iter().cloned().collect();
+    for e in &rs.table_entries {
+        let prefix = match e.addr {
+            std::net::IpAddr::V4(a) => weir_table::Prefix::v4(u32::from(a), e.len),
+            std::net::IpAddr::V6(a) => weir_table::Prefix::v6(u128::from(a), e.len),
+        };
+        let added = match prefix {
+            Some(prefix) => builders
+                .entry(e.table.clone())
+                .or_default()
+                .add(prefix, e.value)
+                .map_err(|err| err.to_string()),
+            None => Err("prefix length out of range".to_owned()),
+        };
+        if let Err(msg) = added {
+            errors.push(Diagnostic::new(e.span, format!("table {}: {msg}", e.table)));
+        }
+    }
+    prog.table_names = builders.keys().cloned().collect();
+    for setting in &rs.settings {
+        if !prog.state_config.set(&setting.name, setting.value) {
+            errors.push(Diagnostic::new(
+                setting.span,
+                format!("unknown setting '{}'", setting.name),
+            ));
+        }
+    }
     // ipfw keeps rules sorted by number, equal numbers in the order added.
     let mut order: Vec<&ast::Rule> = rs.rules.iter().collect();
     order.sort_by_key(|r| r.number);
@@ -32,14 +63,27 @@ pub fn compile(
             prog: &mut prog,
             names,
             rule,
+            state_op: StateOp::None,
         };
-        match c.body() {
+        match c.body().and_then(|()| c.check_tablearg()) {
             Ok(()) => {
+                let state_op = c.state_op;
+                let check_state = rule.action == RuleAction::CheckState;
+                if check_state {
+                    // Without a state it never matches; with one it fires
+                    // before its instructions run (below).
+                    prog.insns.push(Insn::new(Op::Never, 0));
+                }
                 let (proto, mut class_mask, mut class_bits) =
                     hoist_header(&mut prog.insns, start as usize);
-                if rule.action == RuleAction::CheckState {
+                // A probe rule's header requires "no state": a packet of a
+                // known flow fails it whatever else the rule says, and the
+                // evaluator's header-failure path fires the state.
+                let probe =
+                    check_state || matches!(state_op, StateOp::Keep | StateOp::Limit { .. });
+                if probe {
                     class_mask |= class::STATE;
-                    class_bits |= class::STATE;
+                    class_bits &= !class::STATE;
                 }
                 prog.rules.push(Rule {
                     number: rule.number,
@@ -53,7 +97,8 @@ pub fn compile(
                     class_bits,
                     skip_proto: 0,
                     skip_class: 0,
-                    probe: rule.action == RuleAction::CheckState,
+                    probe,
+                    state_op,
                     text: rule.to_string(),
                     line: rule.span.line,
                 })
@@ -62,6 +107,15 @@ pub fn compile(
                 prog.insns.truncate(start as usize);
                 errors.push(e);
             }
+        }
+    }
+    for (name, builder) in &builders {
+        match builder.build() {
+            Ok(t) => prog.tables.push(std::sync::Arc::new(t)),
+            Err(e) => errors.push(Diagnostic::new(
+                Span::default(),
+                format!("table {name}: {e}"),
+            )),
         }
     }
     if !errors.is_empty() {
@@ -86,6 +140,7 @@ pub fn compile(
         skip_proto: 0,
         skip_class: 0,
         probe: false,
+        state_op: StateOp::None,
         text: text.to_owned(),
         line: 0,
     });
@@ -165,7 +220,9 @@ fn class_test(ins: &Insn) -> Option<(u32, u32)> {
 fn skip_steps(rules: &mut [Rule]) {
     for i in (0..rules.len().saturating_sub(1)).rev() {
         let next = &rules[i + 1];
-        let same_proto = next.proto == rules[i].proto;
+        // A probe rule fires for a packet with a state whatever its
+        // protocol, so no protocol skip may jump over one.
+        let same_proto = next.proto == rules[i].proto && !next.probe;
         let same_class =
             (next.class_mask, next.class_bits) == (rules[i].class_mask, rules[i].class_bits);
         let (np, nc) = (next.skip_proto, next.skip_class);
@@ -180,6 +237,7 @@ struct RuleCompiler<'a> {
     prog: &'a mut Program,
     names: &'a Names,
     rule: &'a ast::Rule,
+    state_op: StateOp,
 }
 
 impl RuleCompiler<'_> {
@@ -259,13 +317,9 @@ impl RuleCompiler<'_> {
                 ast::Addr::Me6 => insns.push(Insn::new(side.op(Op::SrcMe, Op::DstMe), 6)),
                 ast::Addr::Prefix(addr, len) => self.prog.nets.push(prefix_net(*addr, *len)),
                 ast::Addr::Masked(addr, mask) => self.prog.nets.push(masked_net(*addr, *mask)),
-                ast::Addr::Table(name, span) => {
-                    return Err(self.err(
-                        *span,
-                        format!(
-                            "table({name}): no such table (lookup tables are not supported yet)"
-                        ),
-                    ));
+                ast::Addr::Table(name, value, span) => {
+                    let op = side.op(Op::SrcTable, Op::DstTable);
+                    insns.push(self.table_insn(op, name, *value, *span)?);
                 }
             }
         }
@@ -369,6 +423,77 @@ impl RuleCompiler<'_> {
         Ok(Insn::new(op, idx as u32))
     }
 
+    /// A table test; the table must be defined (file or `table` lines).
+    fn table_insn(
+        &mut self,
+        op: Op,
+        name: &str,
+        value: Option<u32>,
+        span: Span,
+    ) -> Result<Insn, Diagnostic> {
+        let table = self
+            .prog
+            .table_names
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| {
+                self.err(
+                    span,
+                    format!(
+                        "no such table '{name}' (fill it with `table {name} add PREFIX` lines or --table {name}=FILE)"
+                    ),
+                )
+            })?;
+        self.prog.table_refs.push(TableRef {
+            table: table as u32,
+            value,
+        });
+        Ok(Insn::new(op, (self.prog.table_refs.len() - 1) as u32))
+    }
+
+    /// `skipto tablearg` takes its target from a table test in the rule.
+    fn check_tablearg(&self) -> Result<(), Diagnostic> {
+        let has_table = self
+            .rule
+            .body
+            .src
+            .items
+            .iter()
+            .chain(&self.rule.body.dst.items)
+            .any(|a| matches!(a, ast::Addr::Table(..)))
+            || self.rule.body.options.iter().any(|o| {
+                matches!(
+                    o.opt,
+                    ast::Opt::Lookup(ast::LookupKey::SrcIp | ast::LookupKey::DstIp, _)
+                )
+            });
+        if self.rule.action == RuleAction::SkiptoTablearg && !has_table {
+            return Err(self.err(
+                self.rule.span,
+                "skipto tablearg needs a table(NAME) or lookup in the same rule",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `keep-state`, `record-state`, `limit`: at most one per rule.
+    fn state(&mut self, item: &ast::OptionItem, op: StateOp) -> Result<(), Diagnostic> {
+        if item.not {
+            return Err(self.err(item.span, "a state option cannot be negated"));
+        }
+        if self.state_op != StateOp::None {
+            return Err(self.err(
+                item.span,
+                "one rule may have only one of keep-state, record-state and limit",
+            ));
+        }
+        if self.rule.action == RuleAction::CheckState {
+            return Err(self.err(item.span, "check-state cannot make states"));
+        }
+        self.state_op = op;
+        Ok(())
+    }
+
     fn option(&mut self, item: &ast::OptionItem) -> Result<(), Diagnostic> {
         let flags = |s: ast::FlagSpec| u32::from(s.set) | u32::from(s.clear) << 8;
         let mut ins = match &item.opt {
@@ -387,11 +512,25 @@ impl RuleCompiler<'_> {
             ast::Opt::IpVersion(v) => Insn::new(Op::IpVersion, u32::from(*v)),
             ast::Opt::IpLen(r) => self.range_insn(Op::IpLen, r.clone())?,
             ast::Opt::IpTtl(r) => self.range_insn(Op::IpTtl, r.clone())?,
-            ast::Opt::KeepState => {
-                return Err(self.err(
-                    item.span,
-                    "keep-state is not supported yet (no state table)",
-                ));
+            ast::Opt::Icmp6Types(bits) => {
+                self.prog.icmp6_types.push(*bits);
+                Insn::new(Op::Icmp6Types, (self.prog.icmp6_types.len() - 1) as u32)
+            }
+            ast::Opt::Ext6Hdr(bits) => Insn::new(Op::Ext6Hdr, u32::from(*bits)),
+            ast::Opt::Lookup(key, table) => match key {
+                ast::LookupKey::SrcIp => self.table_insn(Op::SrcTable, table, None, item.span)?,
+                ast::LookupKey::DstIp => self.table_insn(Op::DstTable, table, None, item.span)?,
+                ast::LookupKey::SrcPort | ast::LookupKey::DstPort => {
+                    return Err(self.err(
+                        item.span,
+                        "lookup src-port/dst-port: port tables are not supported; use a port list",
+                    ));
+                }
+            },
+            ast::Opt::KeepState => return self.state(item, StateOp::Keep),
+            ast::Opt::RecordState => return self.state(item, StateOp::Record),
+            &ast::Opt::Limit { mask, count } => {
+                return self.state(item, StateOp::Limit { mask, count })
             }
         };
         if item.not {

@@ -2,12 +2,14 @@
 //! well-formed IP, and the logger, behind one `decide(packet)` call.
 
 use crate::classify::{BitClassifier, Classifier, TreeClassifier};
+use crate::eval::StateCtx;
 use crate::eval::{
     evaluate, CandidateBits, CandidateList, Linear, NoObserver, Observer, RuleCounter,
 };
 use crate::log::Logger;
 use crate::ops::{packet_class, Dispatch, Env, MatchDispatch, TableDispatch};
-use crate::program::{Program, Verdict};
+use crate::program::{class, Program, Verdict};
+use crate::state::{StateConfig, StateTable};
 use serde::Serialize;
 use weir_wire::{Malformed, Packet, L3};
 
@@ -64,6 +66,17 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Adds another run's totals (workers merging, a reload carrying over).
+    pub fn add(&mut self, o: &Stats) {
+        self.packets += o.packets;
+        self.passed += o.passed;
+        self.dropped += o.dropped;
+        self.non_ip += o.non_ip;
+        for (a, b) in self.malformed.iter_mut().zip(o.malformed) {
+            *a += b;
+        }
+    }
+
     pub fn malformed_total(&self) -> u64 {
         self.malformed.iter().sum()
     }
@@ -82,6 +95,8 @@ pub struct Engine {
     /// The current packet's candidates, reused: a bitset for
     /// `Classifier::Bits`, a list (capacity fixed at build) for `Tree`.
     candidates: Candidates,
+    /// Dynamic states, when the program makes or probes any.
+    states: Option<StateTable>,
 }
 
 #[derive(Default)]
@@ -133,6 +148,9 @@ impl Engine {
     /// [`set_linear`](Self::set_linear) decides explicitly.
     pub fn new(program: Program) -> Engine {
         let mut e = Engine {
+            states: program
+                .has_state()
+                .then(|| StateTable::new(program.state_config)),
             classifier: None,
             candidates: Candidates::default(),
             counters: vec![RuleCounter::default(); program.rules.len()],
@@ -213,6 +231,28 @@ impl Engine {
         self.classifier.as_ref().map_or(0, Classifier::memory)
     }
 
+    /// Replaces the dynamic-state tunables (flags override the ruleset's
+    /// settings); live states are dropped.
+    pub fn set_state_config(&mut self, config: StateConfig) {
+        if self.states.is_some() {
+            self.states = Some(StateTable::new(config));
+        }
+    }
+
+    /// The dynamic states, when the program has state rules.
+    pub fn states(&self) -> Option<&StateTable> {
+        self.states.as_ref()
+    }
+
+    /// Sets the time states age by: the packet's timestamp in replay, the
+    /// clock live. Cheap; a no-op for stateless programs.
+    #[inline]
+    pub fn set_time(&mut self, now_ns: u64) {
+        if let Some(t) = &mut self.states {
+            t.set_time(now_ns);
+        }
+    }
+
     pub fn set_logger(&mut self, logger: Logger) {
         self.logger = Some(logger);
     }
@@ -263,8 +303,21 @@ impl Engine {
                     logger,
                     classifier,
                     candidates,
+                    states,
                     ..
                 } = self;
+                // The flow's state, if any, is looked up once, before the
+                // walk; the classifier makes every probe rule a candidate
+                // for a packet with a state.
+                let mut class = packet_class(p);
+                let found = states.as_mut().and_then(|t| t.lookup(p));
+                if found.is_some() {
+                    class |= class::STATE;
+                }
+                let mut state = StateCtx {
+                    table: states.as_mut(),
+                    found,
+                };
                 let mut log = |ri: usize| {
                     if let Some(l) = logger.as_mut() {
                         l.log(ri, &program.rules[ri], p, index);
@@ -273,6 +326,8 @@ impl Engine {
                 let walk = Walker {
                     classifier: classifier.as_ref(),
                     candidates,
+                    class,
+                    state: &mut state,
                 };
                 let (rule, verdict) =
                     match dispatch {
@@ -308,6 +363,44 @@ impl Engine {
         decision
     }
 
+    /// Adds `other`'s per-rule counters and totals to this engine's, rule
+    /// by rule: workers that each ran a copy of one program merge here,
+    /// exactly. Panics if the two engines run programs of different sizes.
+    pub fn add_counts(&mut self, other: &Engine) {
+        assert_eq!(
+            self.counters.len(),
+            other.counters.len(),
+            "merging counters of different programs"
+        );
+        for (a, b) in self.counters.iter_mut().zip(&other.counters) {
+            a.packets += b.packets;
+            a.bytes += b.bytes;
+        }
+        self.stats.add(&other.stats);
+    }
+
+    /// After a reload: takes over `old`'s totals, and the counters of every
+    /// rule whose number and text did not change (the n-th rule with a
+    /// given number and text inherits from the n-th in `old`). Other rules
+    /// start at zero. Runs once per reload, never per packet.
+    pub fn carry_over(&mut self, old: &Engine) {
+        use std::collections::{HashMap, VecDeque};
+        let mut before: HashMap<(u16, &str), VecDeque<usize>> = HashMap::new();
+        for (i, r) in old.program.rules.iter().enumerate() {
+            before.entry((r.number, &r.text)).or_default().push_back(i);
+        }
+        for (r, c) in self.program.rules.iter().zip(self.counters.iter_mut()) {
+            if let Some(i) = before
+                .get_mut(&(r.number, r.text.as_str()))
+                .and_then(VecDeque::pop_front)
+            {
+                c.packets += old.counters[i].packets;
+                c.bytes += old.counters[i].bytes;
+            }
+        }
+        self.stats.add(&old.stats);
+    }
+
     /// Rules that never matched (the default rule included), in order.
     pub fn unmatched_rules(&self) -> impl Iterator<Item = usize> + '_ {
         self.counters
@@ -320,12 +413,15 @@ impl Engine {
 
 /// One packet's walk: its candidates from the classifier, if any, then the
 /// evaluator over them.
-struct Walker<'a> {
+struct Walker<'a, 's> {
     classifier: Option<&'a Classifier>,
     candidates: &'a mut Candidates,
+    /// The packet's class bits, `class::STATE` included when it has a state.
+    class: u32,
+    state: &'a mut StateCtx<'s>,
 }
 
-impl Walker<'_> {
+impl Walker<'_, '_> {
     #[inline(always)]
     fn evaluate<D: Dispatch, O: Observer>(
         self,
@@ -336,18 +432,19 @@ impl Walker<'_> {
         log: &mut dyn FnMut(usize),
         obs: &mut O,
     ) -> (usize, Verdict) {
-        let class = packet_class(p);
+        let (class, state) = (self.class, self.state);
         match self.classifier {
             Some(Classifier::Bits(c)) => {
                 let bits = &mut self.candidates.bits;
                 c.candidates(p, class, bits);
-                evaluate::<D, O, _>(program, env, &CandidateBits(bits), p, counters, log, obs)
+                let walk = CandidateBits(bits);
+                evaluate::<D, O, _>(program, env, &walk, p, class, state, counters, log, obs)
             }
             Some(Classifier::Tree(c)) if c.candidates(p, class, &mut self.candidates.list) => {
                 let walk = CandidateList::new(&self.candidates.list, program.default_index());
-                evaluate::<D, O, _>(program, env, &walk, p, counters, log, obs)
+                evaluate::<D, O, _>(program, env, &walk, p, class, state, counters, log, obs)
             }
-            _ => evaluate::<D, O, _>(program, env, &Linear, p, counters, log, obs),
+            _ => evaluate::<D, O, _>(program, env, &Linear, p, class, state, counters, log, obs),
         }
     }
 }

@@ -16,17 +16,19 @@ mod explain;
 mod log;
 mod ops;
 mod program;
+mod state;
 
 pub use compile::{compile, CompileOptions};
 pub use engine::{Decision, DispatchKind, Engine, Policy, Stats, WalkKind, CLASSIFY_FROM_RULES};
 pub use eval::{
-    evaluate, CandidateBits, CandidateList, Linear, NoObserver, Observer, RuleCounter, Walk,
-    MAX_CALLS,
+    evaluate, CandidateBits, CandidateList, Linear, NoObserver, Observer, RuleCounter, StateCtx,
+    Walk, MAX_CALLS,
 };
 pub use explain::{CostCounter, RuleTrace, Trace};
 pub use log::{LogFormat, Logger};
 pub use ops::{iface_matches, packet_class, Dispatch, Env, MatchDispatch, TableDispatch};
 pub use program::*;
+pub use state::{StateConfig, StateStats, StateTable, StateView};
 
 /// Parses and compiles rule text in one step (errors carry spans).
 pub fn load(

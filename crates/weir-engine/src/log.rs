@@ -8,6 +8,7 @@ use crate::program::{Rule, RuleAction};
 use serde::Serialize;
 use std::io::{self, Write};
 use std::net::IpAddr;
+use weir_rules::ppp::{role_of, FilterSet, Role};
 use weir_rules::Names;
 use weir_wire::{Direction, Packet};
 
@@ -18,6 +19,9 @@ pub enum LogFormat {
     Text,
     /// One JSON object per line.
     Json,
+    /// FreeBSD ppp's LogFILTER lines for a translated ppp set:
+    /// `Filter: INbound rule = 3 deny tcp src = 10.0.0.1/1234 dst = 10.0.0.2/23`.
+    Ppp(FilterSet),
 }
 
 /// Writes log lines for matching `log` rules.
@@ -27,6 +31,8 @@ pub struct Logger {
     /// Upper-case protocol names by number ("TCP", "GRE", …).
     proto_names: Vec<Option<String>>,
     iface_names: Vec<Option<String>>,
+    /// ppp's protocol names, as getprotobynumber gives them (ppp format only).
+    ppp_proto_names: Vec<String>,
     /// Lines each rule may still write (`logamount`).
     left: Vec<u32>,
     /// Lines written, and lines suppressed by `logamount`.
@@ -50,6 +56,16 @@ impl Logger {
                 .map(|n| names.protocol_name(n).map(str::to_ascii_uppercase))
                 .collect(),
             iface_names: Vec::new(),
+            ppp_proto_names: match format {
+                LogFormat::Ppp(_) => (0..=255u8)
+                    .map(|n| {
+                        names
+                            .protocol_name(n)
+                            .map_or_else(|| n.to_string(), str::to_owned)
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            },
             left: rules.iter().map(|r| r.log_limit.unwrap_or(0)).collect(),
             lines: 0,
             suppressed: 0,
@@ -73,6 +89,7 @@ impl Logger {
         let res = match self.format {
             LogFormat::Text => self.text_line(rule, p),
             LogFormat::Json => self.json_line(rule, p, index),
+            LogFormat::Ppp(set) => self.ppp_line(set, rule, p),
         };
         match res {
             Ok(()) => self.lines += 1,
@@ -95,6 +112,7 @@ impl Logger {
             RuleAction::Reset => out.write_all(b"Reset")?,
             RuleAction::Count => out.write_all(b"Count")?,
             RuleAction::Skipto(n) => write!(out, "SkipTo {n}")?,
+            RuleAction::SkiptoTablearg => out.write_all(b"SkipTo tablearg")?,
             RuleAction::Call(n) => write!(out, "Call {n}")?,
             RuleAction::Return => out.write_all(b"Return")?,
             RuleAction::CheckState => out.write_all(b"Check-State")?,
@@ -123,6 +141,40 @@ impl Logger {
             write!(out, " via {name}")?;
         }
         out.write_all(b"\n")
+    }
+
+    /// ppp's `FilterCheck` wording (usr.sbin/ppp/ip.c): denies with `/`
+    /// before the ports, the dial set's accepts with `:`, the implicit
+    /// deny, and the later-fragment error. The "port" of an ICMP packet is
+    /// its type; other protocols print 0.
+    fn ppp_line(&mut self, set: FilterSet, rule: &Rule, p: &Packet) -> io::Result<()> {
+        let out = &mut self.out;
+        let (sport, dport) = match p.proto {
+            6 | 17 if p.has_ports => (p.src_port, p.dst_port),
+            1 | 58 if p.has_icmp => (u16::from(p.icmp_type), 0),
+            _ => (0, 0),
+        };
+        let proto = self
+            .ppp_proto_names
+            .get(usize::from(p.proto))
+            .map_or("?", String::as_str);
+        let name = set.log_name();
+        let (src, dst) = (p.src_ip(), p.dst_ip());
+        match role_of(rule.number) {
+            Role::Fragment => out.write_all(b"Filter:  error: illegal fragmentation\n"),
+            Role::Rule(n) if rule.action == RuleAction::Allow => writeln!(
+                out,
+                "Filter: {name}bound rule = {n} accept {proto} src = {src}:{sport} dst = {dst}:{dport}"
+            ),
+            Role::Rule(n) => writeln!(
+                out,
+                "Filter: {name}bound rule = {n} deny {proto} src = {src}/{sport} dst = {dst}/{dport}"
+            ),
+            Role::ImplicitDeny => writeln!(
+                out,
+                "Filter: {name}bound rule = implicit deny {proto} src = {src}/{sport} dst = {dst}/{dport}"
+            ),
+        }
     }
 
     fn json_line(&mut self, rule: &Rule, p: &Packet, index: u64) -> io::Result<()> {

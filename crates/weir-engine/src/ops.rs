@@ -111,6 +111,10 @@ impl Dispatch for MatchDispatch {
             Op::DstPrefix4 => dst_prefix4(ins, p, prog, env),
             Op::SrcPortRange => src_port_range(ins, p, prog, env),
             Op::DstPortRange => dst_port_range(ins, p, prog, env),
+            Op::Icmp6Types => icmp6_types(ins, p, prog, env),
+            Op::Ext6Hdr => ext6_hdr(ins, p, prog, env),
+            Op::SrcTable => src_table(ins, p, prog, env),
+            Op::DstTable => dst_table(ins, p, prog, env),
         }
     }
 }
@@ -147,6 +151,10 @@ static TABLE: [OpFn; Op::COUNT] = [
     dst_prefix4,
     src_port_range,
     dst_port_range,
+    icmp6_types,
+    ext6_hdr,
+    src_table,
+    dst_table,
 ];
 
 impl Dispatch for TableDispatch {
@@ -158,6 +166,7 @@ impl Dispatch for TableDispatch {
 
 const TCP: u8 = 6;
 const ICMP: u8 = 1;
+const ICMP6: u8 = 58;
 
 #[inline]
 fn pool<'a, T>(items: &'a [T], ins: &Insn) -> &'a [T] {
@@ -249,6 +258,22 @@ fn tcp_flags(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
 fn icmp_types(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
     p.proto == ICMP && p.has_icmp && p.icmp_type < 32 && i.arg & (1 << p.icmp_type) != 0
 }
+fn icmp6_types(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+    let t = usize::from(p.icmp_type);
+    p.proto == ICMP6
+        && p.ip_version == 6
+        && p.has_icmp
+        && prog.icmp6_types[i.arg as usize][t / 64] & (1 << (t % 64)) != 0
+}
+fn ext6_hdr(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+    p.ip_version == 6 && u32::from(p.ext6) & i.arg != 0
+}
+fn src_table(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+    prog.table_value(i, p.src, p.ip_version).is_some()
+}
+fn dst_table(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+    prog.table_value(i, p.dst, p.ip_version).is_some()
+}
 fn is_frag(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
     p.frag & frag::LATER != 0
 }
@@ -329,6 +354,10 @@ mod tests {
         Op::DstPrefix4,
         Op::SrcPortRange,
         Op::DstPortRange,
+        Op::Icmp6Types,
+        Op::Ext6Hdr,
+        Op::SrcTable,
+        Op::DstTable,
     ];
 
     /// The table must list functions in opcode order. Function addresses
@@ -349,6 +378,18 @@ mod tests {
             }],
             ranges: vec![(20, 90)],
             iface_patterns: vec!["eth*".into()],
+            icmp6_types: vec![[0, 0, 1, 0]],
+            tables: vec![std::sync::Arc::new({
+                let mut b = weir_table::Builder::new();
+                b.add_entry(weir_table::parse_entry("10.0.0.0/8 7").unwrap())
+                    .unwrap();
+                b.build().unwrap()
+            })],
+            table_names: vec!["t".into()],
+            table_refs: vec![crate::program::TableRef {
+                table: 0,
+                value: None,
+            }],
             ..Program::default()
         };
         let env = Env {
@@ -395,6 +436,15 @@ mod tests {
                 ..base
             },
             Packet {
+                ip_version: 6,
+                proto: 58,
+                has_ports: false,
+                has_icmp: true,
+                icmp_type: 128,
+                ext6: 1,
+                ..base
+            },
+            Packet {
                 frag: frag::LATER,
                 has_ports: false,
                 ttl: 1,
@@ -435,7 +485,12 @@ mod tests {
                             len: 1,
                             arg: 0,
                         },
-                        Op::Via | Op::Recv | Op::Xmit => Insn::new(op, 0),
+                        Op::Via
+                        | Op::Recv
+                        | Op::Xmit
+                        | Op::Icmp6Types
+                        | Op::SrcTable
+                        | Op::DstTable => Insn::new(op, 0),
                         _ => Insn {
                             op,
                             flags: 0,

@@ -63,10 +63,18 @@ pub enum Op {
     /// One port range, `arg` = lo | hi << 16.
     SrcPortRange,
     DstPortRange,
+    /// ICMPv6 type in the 256-bit map `icmp6_types[arg]`.
+    Icmp6Types,
+    /// IPv6 with any of the extension headers in `arg` (weir_wire's `ext6`).
+    Ext6Hdr,
+    /// Source (destination) address in the table `table_refs[arg]` names,
+    /// with its value if that reference asks for one.
+    SrcTable,
+    DstTable,
 }
 
 impl Op {
-    pub const COUNT: usize = Op::DstPortRange as usize + 1;
+    pub const COUNT: usize = Op::DstTable as usize + 1;
 
     pub fn name(self) -> &'static str {
         match self {
@@ -98,6 +106,10 @@ impl Op {
             Op::DstPrefix4 => "dst-prefix4",
             Op::SrcPortRange => "src-port-range",
             Op::DstPortRange => "dst-port-range",
+            Op::Icmp6Types => "icmp6types",
+            Op::Ext6Hdr => "ext6hdr",
+            Op::SrcTable => "src-table",
+            Op::DstTable => "dst-table",
         }
     }
 }
@@ -190,10 +202,33 @@ pub struct Rule {
     /// probe rule it reaches, whatever the rule's own conditions say, so
     /// for such packets every probe rule must stay a candidate.
     pub probe: bool,
+    /// The state this rule makes when it matches.
+    pub state_op: StateOp,
     /// Canonical text (as `ipfw show` prints after the counters).
     pub text: String,
     /// Where the rule was written, for messages (0 for the default rule).
     pub line: u32,
+}
+
+/// One `table(NAME[,VALUE])`: which table, and the value an entry must
+/// have to match (any if None).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableRef {
+    pub table: u32,
+    pub value: Option<u32>,
+}
+
+/// What a matching rule does to the dynamic state table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum StateOp {
+    #[default]
+    None,
+    /// `keep-state`.
+    Keep,
+    /// `record-state`.
+    Record,
+    /// `limit MASK N`: keep-state, at most `count` states per masked flow.
+    Limit { mask: u8, count: u32 },
 }
 
 /// Packet-class bits: one-bit facts about a packet, computed once per
@@ -259,6 +294,15 @@ pub struct Program {
     pub ranges: Vec<(u16, u16)>,
     /// Interface name patterns (`via eth*`), indexed by `Via`/`Recv`/`Xmit` args.
     pub iface_patterns: Vec<String>,
+    /// ICMPv6 type bitmaps, indexed by `Icmp6Types` args.
+    pub icmp6_types: Vec<[u64; 4]>,
+    /// Lookup tables by id, and their names (`table(NAME)`).
+    pub tables: Vec<std::sync::Arc<weir_table::Table>>,
+    pub table_names: Vec<String>,
+    /// `table(NAME[,VALUE])` references, indexed by `SrcTable`/`DstTable`.
+    pub table_refs: Vec<TableRef>,
+    /// Dynamic-state tunables: defaults, then the ruleset's settings.
+    pub state_config: crate::state::StateConfig,
 }
 
 /// Most interface patterns one ruleset may use (a bit each in a `u64`).
@@ -267,6 +311,43 @@ pub const MAX_IFACE_PATTERNS: usize = 64;
 pub const CALL_STACK_DEPTH: usize = 16;
 
 impl Program {
+    /// Whether any rule makes or probes dynamic states (the engine then
+    /// keeps a state table and looks each packet's flow up in it).
+    pub fn has_state(&self) -> bool {
+        self.rules
+            .iter()
+            .any(|r| r.probe || r.state_op != StateOp::None)
+    }
+
+    /// The value `tablearg` stands for in rule `ri`: that of the first of
+    /// its table tests the packet passes (None if none does).
+    pub fn tablearg(&self, ri: usize, p: &weir_wire::Packet) -> Option<u32> {
+        self.rule_insns(&self.rules[ri]).iter().find_map(|ins| {
+            let addr = match ins.op {
+                Op::SrcTable => p.src,
+                Op::DstTable => p.dst,
+                _ => return None,
+            };
+            self.table_value(ins, addr, p.ip_version)
+        })
+    }
+
+    /// The value of `addr` in the table of a table instruction, if the
+    /// address is in it (and has the value the reference asks for).
+    #[inline]
+    pub fn table_value(&self, ins: &Insn, addr: u128, version: u8) -> Option<u32> {
+        let r = self.table_refs[ins.arg as usize];
+        let v = self.tables[r.table as usize].lookup_ip(addr, version)?;
+        r.value.is_none_or(|want| want == v).then_some(v)
+    }
+
+    /// Index of the first rule numbered `number` or more.
+    pub fn first_rule_at(&self, number: u32) -> usize {
+        self.rules
+            .partition_point(|r| u32::from(r.number) < number)
+            .min(self.default_index())
+    }
+
     pub fn rule_insns(&self, rule: &Rule) -> &[Insn] {
         &self.insns[rule.start as usize..rule.end as usize]
     }
@@ -324,6 +405,17 @@ impl Program {
                 let (pool, max) = match ins.op {
                     Op::SrcNet | Op::DstNet => (true, self.nets.len()),
                     Op::SrcPort | Op::DstPort | Op::IpLen | Op::IpTtl => (true, self.ranges.len()),
+                    Op::SrcTable | Op::DstTable
+                        if self
+                            .table_refs
+                            .get(ins.arg as usize)
+                            .is_none_or(|t| t.table as usize >= self.tables.len()) =>
+                    {
+                        return Err(format!("rule {}: bad table operand", r.number));
+                    }
+                    Op::Icmp6Types if ins.arg as usize >= self.icmp6_types.len() => {
+                        return Err(format!("rule {}: bad icmp6types operand", r.number));
+                    }
                     Op::Via | Op::Recv | Op::Xmit => {
                         if ins.arg as usize >= self.iface_patterns.len() {
                             return Err(format!("rule {}: bad interface pattern", r.number));
@@ -421,6 +513,32 @@ impl Program {
                     .map(|t| t.to_string())
                     .collect();
                 format!("icmptypes {}", types.join(","))
+            }
+            Op::Icmp6Types => {
+                let map = self
+                    .icmp6_types
+                    .get(ins.arg as usize)
+                    .copied()
+                    .unwrap_or_default();
+                let types: Vec<String> = (0..256usize)
+                    .filter(|t| map[t / 64] >> (t % 64) & 1 == 1)
+                    .map(|t| t.to_string())
+                    .collect();
+                format!("icmp6types {}", types.join(","))
+            }
+            Op::Ext6Hdr => format!("ext6hdr 0x{:02x}", ins.arg),
+            Op::SrcTable | Op::DstTable => {
+                let side = if ins.op == Op::SrcTable { "src" } else { "dst" };
+                match self.table_refs.get(ins.arg as usize) {
+                    Some(t) => {
+                        let name = &self.table_names[t.table as usize];
+                        match t.value {
+                            Some(v) => format!("{side} table({name},{v})"),
+                            None => format!("{side} table({name})"),
+                        }
+                    }
+                    None => format!("{side} table(?)"),
+                }
             }
             Op::Frag => "frag".to_owned(),
             Op::IpOptions => bits("ipoptions"),

@@ -1,6 +1,12 @@
 //! Differential property test: the compiled engine, under both dispatch
 //! strategies, against a plain interpreter of the syntax tree written
 //! straight from ipfw(8). Same deciding rule, same verdict, same counters.
+//!
+//! The interpreter keeps its dynamic states in a plain list searched
+//! linearly, with ipfw's rules written out again: a packet with a state
+//! takes it at the first check-state, keep-state or limit rule it
+//! reaches, and then the action of the rule that made the state; TCP
+//! lifetimes follow the SYN/FIN/RST flags seen each way.
 
 use proptest::prelude::*;
 use std::net::IpAddr;
@@ -15,21 +21,183 @@ struct Ref<'a> {
     names: Names,
     me: Vec<IpAddr>,
     iface_names: Vec<&'static str>,
+    states: Vec<RefState>,
+    dyn_max: usize,
+    now: u64,
+}
+
+/// One dynamic state: the creating packet's ends, in its direction.
+#[derive(Clone, Debug)]
+struct RefState {
+    rule: usize,
+    version: u8,
+    proto: u8,
+    src: (u128, u16),
+    dst: (u128, u16),
+    /// TCP FIN/SYN/RST seen from the creator / from the other end.
+    fwd_flags: u8,
+    rev_flags: u8,
+    expire: u64,
+    /// `limit`: the rule's mask and the masked fields it counts under.
+    limit: Option<(u8, [u128; 4])>,
+}
+
+fn ends(p: &Packet) -> ((u128, u16), (u128, u16)) {
+    let port = |x: u16| if p.has_ports { x } else { 0 };
+    ((p.src, port(p.src_port)), (p.dst, port(p.dst_port)))
+}
+
+/// ipfw's lifetimes (defaults) after a packet: UDP 10 s, other non-TCP 5 s;
+/// TCP: SYN one way 20 s, both SYNs (with at most one FIN) 300 s, both
+/// FINs 1 s, anything else (a RST, no handshake) 1 s.
+fn lifetime(proto: u8, fwd: u8, rev: u8) -> u64 {
+    match proto {
+        6 => {
+            let (f, r) = (fwd & 7, rev & 7);
+            let syn = tcp::SYN;
+            let fin = tcp::FIN;
+            match (f, r) {
+                (f, 0) if f == syn => 20,
+                (f, r) if f == syn && r == syn => 300,
+                (f, r) if (f == syn | fin && r == syn) || (f == syn && r == syn | fin) => 300,
+                (f, r) if f == syn | fin && r == syn | fin => 1,
+                _ => 1,
+            }
+        }
+        17 => 10,
+        _ => 5,
+    }
 }
 
 impl Ref<'_> {
+    /// Index of the live state of `p`'s flow, and whether `p` goes the
+    /// creator's way.
+    fn find_state(&mut self, p: &Packet) -> Option<(usize, bool)> {
+        let now = self.now;
+        self.states.retain(|s| s.expire > now);
+        let (a, b) = ends(p);
+        self.states.iter().enumerate().find_map(|(k, s)| {
+            if s.proto != p.proto || s.version != p.ip_version {
+                None
+            } else if s.src == a && s.dst == b {
+                Some((k, true))
+            } else if s.src == b && s.dst == a {
+                Some((k, false))
+            } else {
+                None
+            }
+        })
+    }
+
+    fn touch(&mut self, k: usize, forward: bool, p: &Packet) {
+        let s = &mut self.states[k];
+        if p.proto == 6 {
+            let f = p.tcp_flags & (tcp::FIN | tcp::SYN | tcp::RST);
+            if forward {
+                s.fwd_flags |= f;
+            } else {
+                s.rev_flags |= f;
+            }
+        }
+        s.expire = self.now + lifetime(s.proto, s.fwd_flags, s.rev_flags);
+    }
+
+    /// Makes a state for rule `i`; false if refused (full, or over the limit).
+    fn install(&mut self, i: usize, p: &Packet) -> bool {
+        if self.find_state(p).is_some() {
+            return true;
+        }
+        let limit = self.rules[i].body.options.iter().find_map(|o| match o.opt {
+            ast::Opt::Limit { mask, count } => Some((mask, count)),
+            _ => None,
+        });
+        if self.states.len() >= self.dyn_max {
+            return false;
+        }
+        let key = |mask: u8| {
+            let pick = |bit: u8, v: u128| if mask & bit != 0 { v } else { 0 };
+            [
+                pick(1, p.src),
+                pick(2, u128::from(p.src_port)),
+                pick(4, p.dst),
+                pick(8, u128::from(p.dst_port)),
+            ]
+        };
+        if let Some((mask, count)) = limit {
+            let k = key(mask);
+            let alive = self
+                .states
+                .iter()
+                .filter(|s| s.rule == i && s.limit.is_some_and(|(_, sk)| sk == k))
+                .count();
+            if alive >= count as usize {
+                return false;
+            }
+        }
+        let (src, dst) = ends(p);
+        self.states.push(RefState {
+            rule: i,
+            version: p.ip_version,
+            proto: p.proto,
+            src,
+            dst,
+            fwd_flags: 0,
+            rev_flags: 0,
+            expire: 0,
+            limit: limit.map(|(mask, _)| (mask, key(mask))),
+        });
+        let k = self.states.len() - 1;
+        self.touch(k, true, p);
+        true
+    }
+
+    fn state_option(r: &ast::Rule) -> Option<&ast::Opt> {
+        r.body.options.iter().map(|o| &o.opt).find(|o| {
+            matches!(
+                o,
+                ast::Opt::KeepState | ast::Opt::RecordState | ast::Opt::Limit { .. }
+            )
+        })
+    }
+
     /// Returns (index of deciding rule, pass?) and bumps `counts`; the
     /// default rule has index `rules.len()`.
-    fn eval(&self, p: &Packet, counts: &mut [u64]) -> (usize, bool) {
+    fn eval(&mut self, p: &Packet, counts: &mut [u64]) -> (usize, bool) {
         let mut stack = Vec::new();
         let mut calls = 0;
         let mut i = 0;
+        // weir looks the flow up once, before the walk (ipfw at the first
+        // probe rule: they differ only when a record-state rule makes the
+        // state earlier in the same walk).
+        let mut found = self.find_state(p);
         while i < self.rules.len() {
             let r = self.rules[i];
-            if r.action == ast::Action::CheckState || !self.matches(&r.body, p) {
-                i += 1;
-                continue;
+            let probes = r.action == ast::Action::CheckState
+                || matches!(
+                    Self::state_option(r),
+                    Some(ast::Opt::KeepState | ast::Opt::Limit { .. })
+                );
+            let mut acting = i;
+            let mut fired = false;
+            if probes {
+                if let Some((k, forward)) = found.take() {
+                    self.touch(k, forward, p);
+                    acting = self.states[k].rule;
+                    fired = true;
+                }
             }
+            if !fired {
+                if r.action == ast::Action::CheckState || !self.matches(&r.body, p) {
+                    i += 1;
+                    continue;
+                }
+                if Self::state_option(r).is_some() && !self.install(i, p) {
+                    counts[i] += 1;
+                    return (i, false);
+                }
+            }
+            i = acting;
+            let r = self.rules[i];
             counts[i] += 1;
             let target = |n: u16| {
                 self.rules
@@ -155,7 +323,17 @@ impl Ref<'_> {
                     .any(|&(a, b)| a <= p.ttl as u16 && p.ttl as u16 <= b)
             }
             ast::Opt::IpVersion(v) => p.ip_version == *v,
-            ast::Opt::KeepState => unreachable!("not generated"),
+            ast::Opt::Icmp6Types(bits) => {
+                let t = usize::from(p.icmp_type);
+                p.proto == 58
+                    && p.ip_version == 6
+                    && p.has_icmp
+                    && bits[t / 64] >> (t % 64) & 1 == 1
+            }
+            ast::Opt::Ext6Hdr(bits) => p.ip_version == 6 && p.ext6 & bits != 0,
+            // State options make states; they always "match".
+            ast::Opt::KeepState | ast::Opt::RecordState | ast::Opt::Limit { .. } => !o.not,
+            ast::Opt::Lookup(..) => unreachable!("not generated"),
         };
         hit != o.not
     }
@@ -251,11 +429,34 @@ fn gen_option() -> impl Strategy<Value = ast::OptionItem> {
         (20u16..100).prop_map(|n| ast::Opt::IpLen(vec![(n, n + 20)])),
         (0u16..10).prop_map(|n| ast::Opt::IpTtl(vec![(n, n + 3)])),
         prop::sample::select(vec![4u8, 6]).prop_map(ast::Opt::IpVersion),
+        (0usize..4).prop_map(|t| {
+            let mut bits = [0u64; 4];
+            bits[2] |= 1 << t; // types 128..131: echo request/reply, MLD
+            ast::Opt::Icmp6Types(bits)
+        }),
+        (1u8..64).prop_map(ast::Opt::Ext6Hdr),
     ];
     (prop::bool::weighted(0.2), opt).prop_map(|(not, opt)| ast::OptionItem {
         not,
         opt,
         span: Default::default(),
+    })
+}
+
+/// keep-state, record-state, limit, or none (most rules).
+fn gen_state_option() -> impl Strategy<Value = Option<ast::OptionItem>> {
+    let opt = prop_oneof![
+        6 => Just(None),
+        2 => Just(Some(ast::Opt::KeepState)),
+        1 => Just(Some(ast::Opt::RecordState)),
+        1 => (1u8..16, 1u32..3).prop_map(|(mask, count)| Some(ast::Opt::Limit { mask, count })),
+    ];
+    opt.prop_map(|o| {
+        o.map(|opt| ast::OptionItem {
+            not: false,
+            opt,
+            span: Default::default(),
+        })
     })
 }
 
@@ -290,8 +491,12 @@ fn gen_rule() -> impl Strategy<Value = ast::Rule> {
         gen_addr_spec(),
         gen_ports(),
         prop::collection::vec(gen_option(), 0..3),
+        gen_state_option(),
     )
-        .prop_map(|(n, action, proto, src, sp, dst, dp, options)| {
+        .prop_map(|(n, action, proto, src, sp, dst, dp, mut options, state)| {
+            if action != ast::Action::CheckState {
+                options.extend(state);
+            }
             let number = n * 10;
             // Jumps must go forward; ports need tcp/udp.
             let action = match action {
@@ -328,7 +533,7 @@ fn gen_packet() -> impl Strategy<Value = Packet> {
             prop::sample::select(vec![1u8, 6, 17, 47]),
         ),
         (0u16..100, 0u16..100, any::<u8>(), 0u8..16, any::<bool>()),
-        (0u8..8, 0u8..4, 0u8..4, 20u16..120, 0u8..12),
+        (0u8..64, 0u8..4, 0u8..4, 20u16..120, 0u8..12),
         (
             prop::sample::select(vec![Direction::In, Direction::Out]),
             0u16..4,
@@ -338,7 +543,7 @@ fn gen_packet() -> impl Strategy<Value = Packet> {
             |(
                 (s, d, proto),
                 (sp, dp, flags, icmp, later),
-                (_, opts, tos, len, ttl),
+                (ext, opts, tos, len, ttl),
                 (direction, iface),
             )| {
                 let (src, dst) = (
@@ -347,7 +552,8 @@ fn gen_packet() -> impl Strategy<Value = Packet> {
                 );
                 let v6 = src.is_ipv6();
                 let dst = if dst.is_ipv6() == v6 { dst } else { src };
-                let proto = if v6 && proto == 1 { 17 } else { proto };
+                let proto = if v6 && proto == 1 { 58 } else { proto };
+                let icmp = if proto == 58 { 128 + icmp % 4 } else { icmp };
                 let l4 = !later && (proto == 6 || proto == 17);
                 Packet {
                     src: addr_to_u128(src),
@@ -360,7 +566,8 @@ fn gen_packet() -> impl Strategy<Value = Packet> {
                     has_ports: l4,
                     tcp_flags: if l4 && proto == 6 { flags } else { 0 },
                     icmp_type: icmp,
-                    has_icmp: !later && proto == 1,
+                    has_icmp: !later && (proto == 1 || proto == 58),
+                    ext6: if v6 { ext } else { 0 },
                     ip_len: len,
                     ttl,
                     tos,
@@ -381,18 +588,23 @@ proptest! {
     #[test]
     fn compiled_engine_equals_reference(
         rules in prop::collection::vec(gen_rule(), 1..25),
-        packets in prop::collection::vec(gen_packet(), 1..40),
+        packets in prop::collection::vec((gen_packet(), prop_oneof![3 => Just(0u64), 2 => 1u64..30]), 1..40),
+        dyn_max in 2u32..8,
     ) {
-        let rs = ast::Ruleset { rules };
+        let settings = vec![ast::Setting { name: "dyn_max".into(), value: dyn_max, span: Default::default() }];
+        let rs = ast::Ruleset { rules, settings, ..Default::default() };
         let names = Names::default();
         let prog = compile(&rs, &names, &CompileOptions::default()).expect("generated rules compile");
         let mut sorted: Vec<&ast::Rule> = rs.rules.iter().collect();
         sorted.sort_by_key(|r| r.number);
-        let reference = Ref {
+        let mut reference = Ref {
             rules: sorted,
             names: names.clone(),
             me: vec!["10.0.0.2".parse().unwrap(), "2001:db8::1".parse().unwrap()],
             iface_names: vec!["eth0", "eth1", "wan0"],
+            states: Vec::new(),
+            dyn_max: dyn_max as usize,
+            now: 0,
         };
         // Both dispatchers, each with both classifiers and the linear walk.
         let mut engines: Vec<Engine> = [DispatchKind::Match, DispatchKind::Table]
@@ -414,9 +626,11 @@ proptest! {
         let walks: Vec<WalkKind> = engines.iter().map(Engine::walk_kind).collect();
         assert_eq!(&walks[..3], &[WalkKind::Bits, WalkKind::Linear, WalkKind::Tree]);
         let mut ref_counts = vec![0u64; prog.rules.len()];
-        for p in &packets {
+        for (p, gap) in &packets {
+            reference.now += gap;
             let (ri, pass) = reference.eval(p, &mut ref_counts);
             for e in &mut engines {
+                e.set_time(reference.now * 1_000_000_000);
                 let d = e.decide(p);
                 prop_assert_eq!(d.rule, Some(ri), "{:?} {:?} on {:?}", e.dispatch, e.walk_kind(), p);
                 prop_assert_eq!(d.verdict == Verdict::Pass, pass);

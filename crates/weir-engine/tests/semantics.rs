@@ -85,6 +85,7 @@ fn default_allow_switch() {
         &Names::default(),
         &CompileOptions {
             default_allow: true,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -367,12 +368,13 @@ fn compile_errors_carry_positions() {
     .unwrap_err();
     assert_eq!(err[0].message, "unknown protocol 'frob'");
     let err = load(
-        "allow tcp from any to any keep-state\n",
+        "allow tcp from any to any keep-state not record-state\n",
         &Names::default(),
         &CompileOptions::default(),
     )
     .unwrap_err();
-    assert!(err[0].message.contains("keep-state"));
+    assert_eq!(err[0].message, "a state option cannot be negated");
+    assert_eq!((err[0].span.line, err[0].span.col), (1, 42));
 }
 
 struct VecSink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
@@ -459,4 +461,31 @@ fn ipv4_header_options_never_match_ipv6() {
     let counts: Vec<u64> = e.counters().iter().map(|c| c.packets).collect();
     // `not` still inverts: an IPv6 packet does not have option rr.
     assert_eq!(counts, [1, 1, 1, 1, 2, 2, 0]);
+}
+
+#[test]
+fn counts_of_split_work_add_up_to_one_engine_s() {
+    let rules = "100 count udp from any to any\n200 allow tcp from any to any 80\n\
+                 300 deny icmp from any to any\n400 allow udp from any to any 53\n";
+    let packets = [
+        tcp_pkt("10.0.0.1", 1234, "10.0.0.2", 80, tcp::SYN),
+        udp_pkt("10.0.0.1", 5353, "10.0.0.2", 53),
+        icmp_pkt("10.0.0.3", "10.0.0.2", 8),
+        tcp_pkt("10.0.0.1", 1234, "10.0.0.2", 22, tcp::SYN),
+        Packet::default(),
+        Packet {
+            l3: L3::Malformed(Malformed::TruncatedIp),
+            ..Packet::default()
+        },
+    ];
+    let mut whole = engine(rules);
+    let (mut a, mut b) = (engine(rules), engine(rules));
+    for (k, p) in packets.iter().cycle().take(25).enumerate() {
+        whole.decide(p);
+        if k % 3 == 0 { &mut a } else { &mut b }.decide(p);
+    }
+    a.add_counts(&b);
+    assert_eq!(a.counters(), whole.counters());
+    assert_eq!(a.stats(), whole.stats());
+    assert!(whole.counters().iter().any(|c| c.bytes > 0));
 }

@@ -24,7 +24,41 @@ impl Eq for Span {}
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ruleset {
     pub rules: Vec<Rule>,
+    /// `table NAME add PREFIX [VALUE]` lines, in file order.
+    pub table_entries: Vec<TableEntry>,
+    /// `net.inet.ip.fw.NAME=VALUE` lines (dynamic-state tunables).
+    pub settings: Vec<Setting>,
 }
+
+/// `table NAME add PREFIX [VALUE]`: one prefix of a lookup table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableEntry {
+    pub table: String,
+    pub addr: IpAddr,
+    pub len: u8,
+    pub value: u32,
+    pub span: Span,
+}
+
+/// A dynamic-state tunable, as FreeBSD's sysctl names it (`dyn_max`, …).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setting {
+    pub name: String,
+    pub value: u32,
+    pub span: Span,
+}
+
+/// The tunables a ruleset may set (ipfw's `net.inet.ip.fw.*` sysctls for
+/// dynamic rules), with FreeBSD's defaults: lifetimes in seconds.
+pub const STATE_SETTINGS: &[(&str, u32)] = &[
+    ("dyn_max", 65536),
+    ("dyn_syn_lifetime", 20),
+    ("dyn_ack_lifetime", 300),
+    ("dyn_fin_lifetime", 1),
+    ("dyn_rst_lifetime", 1),
+    ("dyn_udp_lifetime", 10),
+    ("dyn_short_lifetime", 5),
+];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rule {
@@ -56,6 +90,8 @@ pub enum Action {
     Reset,
     Count,
     Skipto(u16),
+    /// `skipto tablearg`: to the value of the rule's table lookup.
+    SkiptoTablearg,
     Call(u16),
     Return,
     CheckState,
@@ -71,7 +107,7 @@ impl Action {
             Action::Unreach(_) => "unreach",
             Action::Reset => "reset",
             Action::Count => "count",
-            Action::Skipto(_) => "skipto",
+            Action::Skipto(_) | Action::SkiptoTablearg => "skipto",
             Action::Call(_) => "call",
             Action::Return => "return",
             Action::CheckState => "check-state",
@@ -149,8 +185,9 @@ pub enum Addr {
     Prefix(IpAddr, u8),
     /// ADDR:MASK (IPv4 only, as in ipfw).
     Masked(IpAddr, IpAddr),
-    /// `table(NAME)`: looked up at run time.
-    Table(String, Span),
+    /// `table(NAME)`, or `table(NAME,VALUE)` to match only entries with
+    /// that value: looked up at run time.
+    Table(String, Option<u32>, Span),
 }
 
 /// `[not] N | N-M | NAME [, ...]`
@@ -210,5 +247,63 @@ pub enum Opt {
     IpTtl(Ranges),
     IpTos(FlagSpec),
     IpVersion(u8),
+    /// Create a dynamic state and probe for one (`check-state` implied).
     KeepState,
+    /// Create a dynamic state without probing.
+    RecordState,
+    /// `limit MASK... N`: as keep-state, at most N states per masked flow.
+    Limit {
+        mask: u8,
+        count: u32,
+    },
+    /// ICMPv6 types 0..=255 as a bitmap.
+    Icmp6Types([u64; 4]),
+    /// `ext6hdr LIST`: any of these IPv6 extension headers (weir_wire's
+    /// `ext6` bits).
+    Ext6Hdr(u8),
+    /// `lookup {src-ip|dst-ip|src-port|dst-port} NAME`.
+    Lookup(LookupKey, String),
+}
+
+/// `limit` mask words: which fields of the flow count together.
+pub const LIMIT_NAMES: &[(&str, u8)] = &[
+    ("src-addr", 1),
+    ("src-port", 2),
+    ("dst-addr", 4),
+    ("dst-port", 8),
+];
+
+/// `ext6hdr` names and their weir_wire `ext6` bits.
+pub const EXT6_NAMES: &[(&str, u8)] = &[
+    ("hopopt", 1),
+    ("route", 2),
+    ("frag", 4),
+    ("dstopt", 8),
+    ("ah", 16),
+    ("esp", 32),
+];
+
+/// What a `lookup` option looks up in its table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LookupKey {
+    SrcIp,
+    DstIp,
+    SrcPort,
+    DstPort,
+}
+
+impl LookupKey {
+    pub const NAMES: &[(&'static str, LookupKey)] = &[
+        ("src-ip", LookupKey::SrcIp),
+        ("dst-ip", LookupKey::DstIp),
+        ("src-port", LookupKey::SrcPort),
+        ("dst-port", LookupKey::DstPort),
+    ];
+
+    pub fn word(self) -> &'static str {
+        LookupKey::NAMES
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map_or("", |(n, _)| n)
+    }
 }

@@ -4,7 +4,8 @@
 //! (auto-numbering as ipfw does) → `print` writes the canonical form.
 //! Errors carry a [`Span`] and render as `file:line:col: message` with a
 //! caret. Names (protocols, services) stay names here; the engine resolves
-//! them with [`Names`] when it compiles the ruleset.
+//! them with [`Names`] when it compiles the ruleset. [`ppp`] reads FreeBSD
+//! ppp's `set filter` lines and translates them into the same tree.
 #![forbid(unsafe_code)]
 
 pub mod ast;
@@ -12,6 +13,7 @@ mod diag;
 mod lex;
 pub mod names;
 mod parse;
+pub mod ppp;
 mod print;
 
 pub use ast::*;

@@ -1,6 +1,9 @@
 //! Parses ipfw rule files into a [`Ruleset`].
 //!
 //! One rule per line: `[ipfw [-q]] [add] [NUMBER] ACTION [log [logamount N]] BODY`.
+//! Two other kinds of line fill tables and set state tunables:
+//! `[ipfw] table NAME add PREFIX [VALUE]` and
+//! `[sysctl] net.inet.ip.fw.dyn_ack_lifetime=300`.
 //! Every line is parsed even after an error, so a file's errors come out
 //! together; any error means no ruleset at all.
 
@@ -18,7 +21,7 @@ type PResult<T> = Result<T, Diagnostic>;
 
 /// Parses a whole rule file.
 pub fn parse(source: &str) -> Result<Ruleset, Vec<Diagnostic>> {
-    let mut rules = Vec::new();
+    let mut rs = Ruleset::default();
     let mut errors = Vec::new();
     let mut last_number: u16 = 0;
     for (i, text) in source.lines().enumerate() {
@@ -28,21 +31,34 @@ pub fn parse(source: &str) -> Result<Ruleset, Vec<Diagnostic>> {
             continue;
         }
         let mut p = Parser::new(&line.tokens, line_no, text);
-        match p.rule(last_number) {
-            Ok(mut rule) => {
+        let result = match p.line_kind() {
+            LineKind::Table => p.table_entry().map(|e| rs.table_entries.push(e)),
+            LineKind::Setting => p.setting().map(|s| rs.settings.push(s)),
+            LineKind::Rule => p.rule(last_number).map(|mut rule| {
                 rule.comment = line.comment.filter(|c| !c.is_empty()).map(str::to_owned);
                 last_number = last_number.max(rule.number);
-                rules.push(rule);
-            }
-            Err(e) => errors.push(e),
+                rs.rules.push(rule);
+            }),
+        };
+        if let Err(e) = result {
+            errors.push(e);
         }
     }
     if errors.is_empty() {
-        Ok(Ruleset { rules })
+        Ok(rs)
     } else {
         Err(errors)
     }
 }
+
+enum LineKind {
+    Rule,
+    Table,
+    Setting,
+}
+
+/// The sysctl prefix of ipfw's tunables.
+const SYSCTL_PREFIX: &str = "net.inet.ip.fw.";
 
 /// Parses a single rule (no number needed; numbered 100 if none given).
 pub fn parse_rule(text: &str) -> Result<Rule, Diagnostic> {
@@ -76,6 +92,11 @@ const OPTION_WORDS: &[&str] = &[
     "iptos",
     "ipversion",
     "keep-state",
+    "record-state",
+    "limit",
+    "icmp6types",
+    "ext6hdr",
+    "lookup",
 ];
 
 impl<'t, 'a> Parser<'t, 'a> {
@@ -172,6 +193,110 @@ impl<'t, 'a> Parser<'t, 'a> {
         Ok((n, span))
     }
 
+    /// Which kind of line this is; consumes a leading `ipfw [-q]` of a
+    /// table line.
+    fn line_kind(&mut self) -> LineKind {
+        let skip_ipfw = usize::from(self.peek_word() == Some("ipfw"));
+        let flags = (skip_ipfw..self.toks.len())
+            .take_while(|&k| self.peek_word_at(k).is_some_and(|w| w.starts_with('-')))
+            .count();
+        let first = self.peek_word_at(skip_ipfw + flags);
+        if first == Some("table") {
+            self.pos += skip_ipfw + flags + 1;
+            return LineKind::Table;
+        }
+        match self.peek_word() {
+            Some("sysctl") => LineKind::Setting,
+            Some(w) if w.starts_with(SYSCTL_PREFIX) => LineKind::Setting,
+            _ => LineKind::Rule,
+        }
+    }
+
+    /// After `table`: `NAME add PREFIX [VALUE]`.
+    fn table_entry(&mut self) -> PResult<TableEntry> {
+        let (table, span) = self.word("a table name")?;
+        if !is_name(table) {
+            return Err(Diagnostic::new(span, format!("bad table name '{table}'")));
+        }
+        self.expect_word("add")?;
+        let (w, aspan) = self.word("a prefix (ADDR or ADDR/LEN)")?;
+        let (addr, len) = match parse_addr(w) {
+            Some(Addr::Prefix(a, l)) => (a, l),
+            _ => {
+                return Err(Diagnostic::new(
+                    aspan,
+                    format!("expected a prefix (ADDR or ADDR/LEN), found '{w}'"),
+                ))
+            }
+        };
+        let value = if self.at_end() {
+            0
+        } else {
+            self.number::<u32>("a table value", u64::from(u32::MAX))?.0
+        };
+        self.end_of_line()?;
+        Ok(TableEntry {
+            table: table.to_owned(),
+            addr,
+            len,
+            value,
+            span: aspan,
+        })
+    }
+
+    /// `[sysctl] net.inet.ip.fw.NAME=VALUE` (spaces around `=` allowed).
+    fn setting(&mut self) -> PResult<Setting> {
+        self.eat_word("sysctl");
+        let (w, span) = self.word("a setting (net.inet.ip.fw.NAME=VALUE)")?;
+        let (key, mut value) = match w.split_once('=') {
+            Some((k, v)) => (k, Some(v)),
+            None => (w, None),
+        };
+        let name = key.strip_prefix(SYSCTL_PREFIX).unwrap_or(key);
+        if !STATE_SETTINGS.iter().any(|(n, _)| *n == name) {
+            let known: Vec<_> = STATE_SETTINGS.iter().map(|(n, _)| *n).collect();
+            return Err(Diagnostic::new(
+                span,
+                format!("unknown setting '{key}' (known: {})", known.join(", ")),
+            ));
+        }
+        let mut vspan = span;
+        if value.is_none() || value == Some("") {
+            if value.is_none() {
+                let tok = self.next("'='")?;
+                if tok.text() != "=" {
+                    return Err(Diagnostic::new(tok.span, "expected '='"));
+                }
+            }
+            let (v, s) = self.word("a value")?;
+            value = Some(v);
+            vspan = s;
+        }
+        let v = value.unwrap_or_default();
+        let value = parse_u64(v)
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| Diagnostic::new(vspan, format!("expected a number, found '{v}'")))?;
+        if name == "dyn_max" && value == 0 {
+            return Err(Diagnostic::new(vspan, "dyn_max must be at least 1"));
+        }
+        self.end_of_line()?;
+        Ok(Setting {
+            name: name.to_owned(),
+            value,
+            span,
+        })
+    }
+
+    fn end_of_line(&self) -> PResult<()> {
+        match self.peek() {
+            Some(tok) => Err(Diagnostic::new(
+                tok.span,
+                format!("unexpected '{}'", tok.text()),
+            )),
+            None => Ok(()),
+        }
+    }
+
     fn rule(&mut self, last_number: u16) -> PResult<Rule> {
         let start = self.peek().map(|t| t.span).unwrap_or(self.eol);
         if self.eat_word("ipfw") {
@@ -239,6 +364,7 @@ impl<'t, 'a> Parser<'t, 'a> {
                     Diagnostic::new(span, format!("unknown unreach code '{code}'"))
                 })?)
             }
+            "skipto" if self.eat_word("tablearg") => Action::SkiptoTablearg,
             "skipto" | "call" => {
                 let (target, tspan) = self.number::<u16>("a rule number", 65535)?;
                 if target <= number {
@@ -392,10 +518,22 @@ impl<'t, 'a> Parser<'t, 'a> {
             _ => {}
         }
         if let Some(inner) = w.strip_prefix("table(").and_then(|r| r.strip_suffix(')')) {
-            if !is_name(inner) {
-                return Err(Diagnostic::new(span, format!("bad table name '{inner}'")));
+            let (name, value) = match inner.split_once(',') {
+                Some((n, v)) => (n, Some(v)),
+                None => (inner, None),
+            };
+            if !is_name(name) {
+                return Err(Diagnostic::new(span, format!("bad table name '{name}'")));
             }
-            return Ok(Addr::Table(inner.to_owned(), span));
+            let value = match value {
+                Some(v) => Some(
+                    parse_u64(v)
+                        .and_then(|n| u32::try_from(n).ok())
+                        .ok_or_else(|| Diagnostic::new(span, format!("bad table value '{v}'")))?,
+                ),
+                None => None,
+            };
+            return Ok(Addr::Table(name.to_owned(), value, span));
         }
         parse_addr(w).ok_or_else(|| {
             Diagnostic::new(
@@ -475,6 +613,28 @@ impl<'t, 'a> Parser<'t, 'a> {
             "setup" => Opt::Setup,
             "frag" => Opt::Frag,
             "keep-state" => Opt::KeepState,
+            "record-state" => Opt::RecordState,
+            "limit" => self.limit()?,
+            "icmp6types" => Opt::Icmp6Types(self.icmp6_types()?),
+            "ext6hdr" => Opt::Ext6Hdr(self.name_bits("extension header", EXT6_NAMES)?),
+            "lookup" => {
+                let (k, kspan) = self.word("src-ip, dst-ip, src-port or dst-port")?;
+                let key = LookupKey::NAMES
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|&(_, key)| key)
+                    .ok_or_else(|| {
+                        Diagnostic::new(
+                            kspan,
+                            format!("lookup key must be src-ip, dst-ip, src-port or dst-port, found '{k}'"),
+                        )
+                    })?;
+                let (name, nspan) = self.word("a table name")?;
+                if !is_name(name) {
+                    return Err(Diagnostic::new(nspan, format!("bad table name '{name}'")));
+                }
+                Opt::Lookup(key, name.to_owned())
+            }
             "tcpflags" => Opt::TcpFlags(self.flag_list("TCP flag", TCP_FLAG_NAMES)?),
             "ipoptions" => Opt::IpOptions(self.flag_list("IP option", IP_OPTION_NAMES)?),
             "iptos" => Opt::IpTos(self.flag_list("TOS flag", IP_TOS_NAMES)?),
@@ -527,6 +687,67 @@ impl<'t, 'a> Parser<'t, 'a> {
             }
             if !self.eat(Tok::Comma) {
                 return Ok(spec);
+            }
+        }
+    }
+
+    /// `limit {src-addr|src-port|dst-addr|dst-port}... N`.
+    fn limit(&mut self) -> PResult<Opt> {
+        let mut mask = 0u8;
+        while let Some(bit) = self
+            .peek_word()
+            .and_then(|w| LIMIT_NAMES.iter().find(|(n, _)| *n == w))
+            .map(|&(_, b)| b)
+        {
+            mask |= bit;
+            self.pos += 1;
+        }
+        if mask == 0 {
+            let span = self.peek().map_or(self.eol, |t| t.span);
+            return Err(Diagnostic::new(
+                span,
+                "limit needs src-addr, src-port, dst-addr or dst-port",
+            ));
+        }
+        let (count, span) = self.number::<u32>("a state limit", u64::from(u32::MAX))?;
+        if count == 0 {
+            return Err(Diagnostic::new(span, "limit must be at least 1"));
+        }
+        Ok(Opt::Limit { mask, count })
+    }
+
+    /// A comma list of names from `names`, OR-ed.
+    fn name_bits(&mut self, what: &str, names: &[(&str, u8)]) -> PResult<u8> {
+        let mut bits = 0;
+        loop {
+            let (w, span) = self.word(&format!("an {what}"))?;
+            bits |= names
+                .iter()
+                .find(|(n, _)| *n == w)
+                .map(|&(_, b)| b)
+                .ok_or_else(|| {
+                    let known: Vec<_> = names.iter().map(|(n, _)| *n).collect();
+                    Diagnostic::new(
+                        span,
+                        format!("unknown {what} '{w}' (known: {})", known.join(", ")),
+                    )
+                })?;
+            if !self.eat(Tok::Comma) {
+                return Ok(bits);
+            }
+        }
+    }
+
+    fn icmp6_types(&mut self) -> PResult<[u64; 4]> {
+        let mut bits = [0u64; 4];
+        loop {
+            let (w, span) = self.word("an ICMPv6 type")?;
+            let t = parse_u64(w).filter(|&t| t <= 255).ok_or_else(|| {
+                Diagnostic::new(span, format!("ICMPv6 type '{w}' is not a number 0..255"))
+            })? as usize;
+            bits[t / 64] |= 1 << (t % 64);
+            if !self.eat(Tok::Comma) {
+                return Ok(bits);
             }
         }
     }

@@ -10,6 +10,16 @@ use std::fmt::{self, Display, Formatter, Write};
 /// A whole ruleset, one `NUMBER TEXT` line per rule.
 pub fn print_ruleset(rs: &Ruleset) -> String {
     let mut out = String::new();
+    for s in &rs.settings {
+        let _ = writeln!(out, "net.inet.ip.fw.{}={}", s.name, s.value);
+    }
+    for e in &rs.table_entries {
+        let _ = writeln!(
+            out,
+            "table {} add {}/{} {}",
+            e.table, e.addr, e.len, e.value
+        );
+    }
     for r in &rs.rules {
         let _ = writeln!(out, "{} {}", r.number, r);
     }
@@ -48,6 +58,7 @@ impl Display for Action {
             Action::Return => f.write_str("return"),
             Action::CheckState => f.write_str("check-state"),
             Action::Skipto(n) => write!(f, "skipto {n}"),
+            Action::SkiptoTablearg => f.write_str("skipto tablearg"),
             Action::Call(n) => write!(f, "call {n}"),
             Action::Unreach(code) => match UNREACH_CODES.iter().find(|(_, c)| *c == code) {
                 Some((name, _)) => write!(f, "unreach {name}"),
@@ -119,7 +130,8 @@ impl Display for Addr {
                 }
             }
             Addr::Masked(a, m) => write!(f, "{a}:{m}"),
-            Addr::Table(n, _) => write!(f, "table({n})"),
+            Addr::Table(n, None, _) => write!(f, "table({n})"),
+            Addr::Table(n, Some(v), _) => write!(f, "table({n},{v})"),
         }
     }
 }
@@ -167,6 +179,31 @@ impl Display for OptionItem {
             Opt::Setup => f.write_str("setup"),
             Opt::Frag => f.write_str("frag"),
             Opt::KeepState => f.write_str("keep-state"),
+            Opt::RecordState => f.write_str("record-state"),
+            Opt::Limit { mask, count } => {
+                f.write_str("limit")?;
+                for (name, bit) in LIMIT_NAMES {
+                    if mask & bit != 0 {
+                        write!(f, " {name}")?;
+                    }
+                }
+                write!(f, " {count}")
+            }
+            Opt::Icmp6Types(bits) => {
+                let types: Vec<usize> = (0..256)
+                    .filter(|t| bits[t / 64] & (1 << (t % 64)) != 0)
+                    .collect();
+                write_joined(f, "icmp6types ", ",", "", &types)
+            }
+            Opt::Ext6Hdr(bits) => {
+                let names: Vec<&str> = EXT6_NAMES
+                    .iter()
+                    .filter(|(_, b)| bits & b != 0)
+                    .map(|(n, _)| *n)
+                    .collect();
+                write_joined(f, "ext6hdr ", ",", "", &names)
+            }
+            Opt::Lookup(key, table) => write!(f, "lookup {} {table}", key.word()),
             Opt::TcpFlags(s) => write_flags(f, "tcpflags", *s, TCP_FLAG_NAMES),
             Opt::IpOptions(s) => write_flags(f, "ipoptions", *s, IP_OPTION_NAMES),
             Opt::IpTos(s) => write_flags(f, "iptos", *s, IP_TOS_NAMES),

@@ -151,7 +151,11 @@ mod roundtrip {
                 IpAddr::V4(Ipv4Addr::from(a)),
                 IpAddr::V4(Ipv4Addr::from(m))
             )),
-            "[a-z][a-z0-9_]{0,8}".prop_map(|n| Addr::Table(n, Span::default())),
+            ("[a-z][a-z0-9_]{0,8}", prop::option::of(any::<u32>())).prop_map(|(n, v)| Addr::Table(
+                n,
+                v,
+                Span::default()
+            )),
         ]
     }
 
@@ -220,6 +224,17 @@ mod roundtrip {
             Just(Opt::Setup),
             Just(Opt::Frag),
             Just(Opt::KeepState),
+            Just(Opt::RecordState),
+            (1u8..16, 1u32..).prop_map(|(mask, count)| Opt::Limit { mask, count }),
+            prop::array::uniform4(any::<u64>())
+                .prop_filter("some type", |b| b.iter().any(|w| *w != 0))
+                .prop_map(Opt::Icmp6Types),
+            (1u8..64).prop_map(Opt::Ext6Hdr),
+            (
+                prop::sample::select(LookupKey::NAMES.iter().map(|(_, k)| *k).collect::<Vec<_>>()),
+                "[a-z][a-z0-9_]{0,8}"
+            )
+                .prop_map(|(k, t)| Opt::Lookup(k, t)),
             flags().prop_map(Opt::TcpFlags),
             (1u8..16).prop_map(|s| Opt::IpOptions(FlagSpec { set: s, clear: 0 })),
             (1u8..32).prop_map(|s| Opt::IpTos(FlagSpec { set: 0, clear: s })),
@@ -257,6 +272,7 @@ mod roundtrip {
             Just(Action::CheckState),
             any::<u8>().prop_map(Action::Unreach),
             (60000u16..=65535).prop_map(Action::Skipto),
+            Just(Action::SkiptoTablearg),
             (60000u16..=65535).prop_map(Action::Call),
         ]
     }
@@ -295,10 +311,40 @@ mod roundtrip {
             )
     }
 
+    fn table_entry() -> impl Strategy<Value = TableEntry> {
+        ("[a-z][a-z0-9_]{0,8}", addr(), any::<u32>()).prop_filter_map(
+            "a prefix",
+            |(table, addr, value)| match addr {
+                Addr::Prefix(addr, len) => Some(TableEntry {
+                    table,
+                    addr,
+                    len,
+                    value,
+                    span: Span::default(),
+                }),
+                _ => None,
+            },
+        )
+    }
+
+    fn setting() -> impl Strategy<Value = Setting> {
+        (prop::sample::select(STATE_SETTINGS.to_vec()), 1u32..).prop_map(|((name, _), value)| {
+            Setting {
+                name: name.to_owned(),
+                value,
+                span: Span::default(),
+            }
+        })
+    }
+
     proptest! {
         #[test]
-        fn parse_of_print_is_identity(rules in prop::collection::vec(rule(), 1..6)) {
-            let rs = Ruleset { rules };
+        fn parse_of_print_is_identity(
+            rules in prop::collection::vec(rule(), 1..6),
+            table_entries in prop::collection::vec(table_entry(), 0..3),
+            settings in prop::collection::vec(setting(), 0..3),
+        ) {
+            let rs = Ruleset { rules, table_entries, settings };
             let text = print_ruleset(&rs);
             let back = parse(&text).map_err(|e| format!("{text}\n{e:?}")).unwrap();
             prop_assert_eq!(back, rs);

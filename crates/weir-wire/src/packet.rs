@@ -198,7 +198,8 @@ pub fn addr_to_u128(addr: IpAddr) -> u128 {
     }
 }
 
-fn addr_from_u128(v: u128, version: u8) -> IpAddr {
+/// The address a `u128` key stands for, given the IP version.
+pub fn addr_from_u128(v: u128, version: u8) -> IpAddr {
     if version == 4 {
         IpAddr::V4(Ipv4Addr::from(v as u32))
     } else {

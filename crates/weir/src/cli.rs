@@ -18,6 +18,8 @@ const EXAMPLES: &str = "Examples:
   weir run rules.conf -r in.pcap --verdicts v.csv          index,rule,action,note per packet
   weir explain rules.conf -r in.pcap --packet 17  which rules and instructions ran, and why
   weir gen -n 1000000 --seed 7 -o trace.pcap      reproducible realistic trace
+  weir run ppp.conf --filter-set in --myaddr 192.0.2.1 --hisaddr 192.0.2.254 -r in.pcap
+                                                  FreeBSD ppp `set filter` lines, one set
 
 Exit codes: 0 ok, 1 runtime error (unreadable or corrupt capture, I/O), 2 usage or ruleset error.";
 
@@ -46,6 +48,18 @@ pub enum Command {
     Calibrate(crate::bench::CalibrateArgs),
     /// Measure the host's UDP/IP stack processing time, NetDyn-style.
     Probe(crate::probe::ProbeArgs),
+    /// Convert a rule set from another format into weir rules.
+    Import(crate::classbench::ImportArgs),
+    /// Evaluate a ClassBench filter set on a header trace; report ns/packet.
+    Classbench(crate::classbench::ClassbenchArgs),
+    /// Write a seeded ClassBench-format filter set (and header trace).
+    GenRules(crate::classbench::GenRulesArgs),
+    /// Filter live packets from an interface (AF_PACKET ring): counters, pass/drop files.
+    Capture(crate::capture::CaptureArgs),
+    /// Time packet-socket set-up three ways (the 2014 synchronize_net() measurement).
+    Sockbench(crate::capture::SockbenchArgs),
+    /// Filter live traffic on an NFQUEUE: one verdict per packet, SIGHUP reloads.
+    Inline(crate::inline::InlineArgs),
 }
 
 #[derive(Args, Debug)]
@@ -69,7 +83,7 @@ pub struct DemoArgs {
     after_help = "Examples:\n  weir check rules.conf\n  weir check --print rules.conf    # canonical form, one rule per line\n  weir check --stats rules.conf    # classifier build time, memory, candidates per packet"
 )]
 pub struct CheckArgs {
-    /// Ruleset file (ipfw syntax), or - for stdin.
+    /// Ruleset file (ipfw syntax, or ppp `set filter` lines), or - for stdin.
     pub rules: PathBuf,
     /// Print the compiled ruleset in canonical form.
     #[arg(long)]
@@ -79,6 +93,10 @@ pub struct CheckArgs {
     /// (`weir gen`'s traffic, seed 7, 10,000 packets).
     #[arg(long, conflicts_with = "print")]
     pub stats: bool,
+    #[command(flatten)]
+    pub tables: TableArgs,
+    #[command(flatten)]
+    pub ppp: crate::ppp::PppArgs,
 }
 
 /// Options that shape how a ruleset is compiled and packets are seen.
@@ -110,6 +128,62 @@ pub struct EngineArgs {
     /// This host's addresses, for `me` and `me6` (comma-separated).
     #[arg(long, value_name = "ADDR,...", value_delimiter = ',')]
     pub me: Vec<std::net::IpAddr>,
+    /// Set a dynamic-state tunable, overriding the ruleset: dyn_max,
+    /// dyn_syn_lifetime, dyn_ack_lifetime, dyn_fin_lifetime,
+    /// dyn_rst_lifetime, dyn_udp_lifetime, dyn_short_lifetime (seconds).
+    /// Repeatable.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_sysctl)]
+    pub sysctl: Vec<(String, u32)>,
+    #[command(flatten)]
+    pub tables: TableArgs,
+    #[command(flatten)]
+    pub ppp: crate::ppp::PppArgs,
+}
+
+/// Lookup tables from files.
+#[derive(Args, Debug, Clone, Default)]
+pub struct TableArgs {
+    /// Load lookup table NAME from FILE: one prefix per line with an
+    /// optional value (`10.0.0.0/8 7`), `#` comments. Rules use it as
+    /// `table(NAME)`; `table NAME add` lines in the ruleset add to it.
+    /// Repeatable.
+    #[arg(long = "table", value_name = "NAME=FILE", value_parser = parse_table_spec)]
+    pub specs: Vec<(String, PathBuf)>,
+}
+
+fn parse_table_spec(s: &str) -> Result<(String, PathBuf), String> {
+    let (name, file) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=FILE, found '{s}'"))?;
+    let ok = name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if !ok {
+        return Err(format!("bad table name '{name}'"));
+    }
+    Ok((name.to_owned(), PathBuf::from(file)))
+}
+
+fn parse_sysctl(s: &str) -> Result<(String, u32), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=VALUE, found '{s}'"))?;
+    let name = name.strip_prefix("net.inet.ip.fw.").unwrap_or(name);
+    if !weir_rules::STATE_SETTINGS.iter().any(|(n, _)| *n == name) {
+        let known: Vec<_> = weir_rules::STATE_SETTINGS.iter().map(|(n, _)| *n).collect();
+        return Err(format!(
+            "unknown tunable '{name}' (known: {})",
+            known.join(", ")
+        ));
+    }
+    let value: u32 = value
+        .parse()
+        .map_err(|_| format!("'{value}' is not a number"))?;
+    if name == "dyn_max" && value == 0 {
+        return Err("dyn_max must be at least 1".into());
+    }
+    Ok((name.to_owned(), value))
 }
 
 #[derive(Args, Debug)]
@@ -118,9 +192,11 @@ pub struct EngineArgs {
   weir run rules.conf -r in.pcap -w pass.pcap --drop-out drop.pcap
   tcpdump -w - -i eth0 | weir run rules.conf -r - --json
   weir run rules.conf -r in.pcapng --annotate out.pcapng
-    (Wireshark: frame.comment contains \"rule 300 \")")]
+    (Wireshark: frame.comment contains \"rule 300 \")
+  weir run stateful.rules -r in.pcap --states --sysctl dyn_udp_lifetime=30
+    (keep-state: states age by the packets' timestamps)")]
 pub struct RunArgs {
-    /// Ruleset file (ipfw syntax).
+    /// Ruleset file (ipfw syntax, or ppp `set filter` lines).
     pub rules: PathBuf,
     /// Capture to read (pcap or pcapng), or - for stdin.
     #[arg(short = 'r', value_name = "FILE")]
@@ -146,6 +222,9 @@ pub struct RunArgs {
     /// List the rules that matched no packet.
     #[arg(long)]
     pub unmatched: bool,
+    /// List the dynamic states alive at the end, as `ipfw -d show` does.
+    #[arg(long)]
+    pub states: bool,
     /// Stop after this many packets.
     #[arg(short = 'c', value_name = "COUNT")]
     pub count: Option<u64>,
@@ -165,7 +244,7 @@ pub struct RunArgs {
 #[derive(Args, Debug)]
 #[command(after_help = "Example:\n  weir explain rules.conf -r in.pcap --packet 17")]
 pub struct ExplainArgs {
-    /// Ruleset file (ipfw syntax).
+    /// Ruleset file (ipfw syntax, or ppp `set filter` lines).
     pub rules: PathBuf,
     /// Capture to read, or - for stdin.
     #[arg(short = 'r', value_name = "FILE")]

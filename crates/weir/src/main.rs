@@ -1,12 +1,16 @@
 //! weir: the command-line front end. Thin glue over the library crates.
 
 mod bench;
+mod capture;
 mod check_stats;
+mod classbench;
 mod cli;
 mod counting;
 mod demo;
 mod explain;
 mod gen;
+mod inline;
+mod ppp;
 mod probe;
 mod replay;
 mod report;
@@ -52,6 +56,12 @@ fn main() -> ExitCode {
         cli::Command::Bench(a) => bench::bench(a),
         cli::Command::Calibrate(a) => bench::calibrate(a),
         cli::Command::Probe(a) => probe::probe(a),
+        cli::Command::Import(a) => classbench::import(a),
+        cli::Command::Classbench(a) => classbench::classbench(a),
+        cli::Command::GenRules(a) => classbench::gen_rules(a),
+        cli::Command::Capture(a) => capture::capture(a),
+        cli::Command::Sockbench(a) => capture::sockbench(a),
+        cli::Command::Inline(a) => inline::run(a),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
@@ -72,8 +82,33 @@ fn main() -> ExitCode {
 
 fn check(args: &cli::CheckArgs) -> Result<(), Failure> {
     let names = weir_rules::Names::system();
-    let program = setup::load_program(&args.rules, &names, &Default::default())?;
+    let opts = weir_engine::CompileOptions {
+        tables: setup::load_tables(&args.tables)?,
+        ..Default::default()
+    };
+    for (label, program) in ppp::programs_to_check(&args.rules, &args.ppp, &names, &opts)? {
+        check_one(args, &label, program)?;
+    }
+    Ok(())
+}
+
+fn check_one(
+    args: &cli::CheckArgs,
+    label: &str,
+    program: weir_engine::Program,
+) -> Result<(), Failure> {
     if args.print {
+        if label != args.rules.display().to_string() {
+            // A ppp file's sets, one after another.
+            println!("# {label}");
+        } else if let Ok(rs) = weir_rules::parse(&setup::read_text(&args.rules)?) {
+            // Settings and `table ... add` lines first, as written.
+            let header = weir_rules::Ruleset {
+                rules: Vec::new(),
+                ..rs
+            };
+            print!("{}", weir_rules::print_ruleset(&header));
+        }
         let (default, rules) = program
             .rules
             .split_last()
@@ -96,10 +131,7 @@ fn check(args: &cli::CheckArgs) -> Result<(), Failure> {
         } else {
             "linear walk".to_owned()
         };
-        eprintln!(
-            "{}: {n} rules, {insns} micro-instructions, {walk}, ok",
-            args.rules.display()
-        );
+        eprintln!("{label}: {n} rules, {insns} micro-instructions, {walk}, ok");
     }
     Ok(())
 }

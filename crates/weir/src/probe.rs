@@ -107,7 +107,7 @@ pub struct ClientArgs {
 }
 
 /// `10ms`, `500us`, `2s`, `1.5s`, `0`.
-fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))

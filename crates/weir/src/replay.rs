@@ -6,7 +6,7 @@
 
 use crate::cli::RunArgs;
 use crate::report::{self, Summary};
-use crate::setup::{attach_logger, build_engine, create_output};
+use crate::setup::{attach_logger, build_engine_and_set, create_output};
 use crate::{Failure, Progress};
 use std::io::{BufWriter, Write};
 use weir_engine::{Decision, Engine, Verdict};
@@ -201,14 +201,10 @@ fn check_outputs(args: &RunArgs) -> Result<(), Failure> {
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
     check_outputs(args)?;
     let names = Names::system();
-    let mut engine = build_engine(&args.rules, &args.engine, &names)?;
+    let (mut engine, ppp_set) = build_engine_and_set(&args.rules, &args.engine, &names)?;
     if engine.program.rules.iter().any(|r| r.log_limit.is_some()) {
-        attach_logger(
-            &mut engine,
-            args.log_file.as_deref(),
-            args.log_format,
-            &names,
-        )?;
+        let format = crate::ppp::log_format(args.log_format.into(), ppp_set);
+        attach_logger(&mut engine, args.log_file.as_deref(), format, &names)?;
     }
     // Reads counted for the JSON summary (see counting.rs).
     let mut reader =
@@ -266,6 +262,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         index += 1;
         let mut p = decode(frame.link_type, frame.data, frame.orig_len);
         place(&mut p, &frame, default_dir);
+        engine.set_time(frame.ts_ns);
         let d = engine.decide(&p);
         if let Err(e) = out.write(&labels, index, &frame, ifaces, &p, &d) {
             failure = Some(Failure::from_io("output", e));
@@ -294,6 +291,9 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     if args.unmatched {
         print!("{}", report::unmatched(&engine));
+    }
+    if args.states {
+        print!("{}", report::states_table(&engine, &names));
     }
     if args.json {
         let mut json = report::json(&engine, &summary);

@@ -3,7 +3,8 @@
 use serde_json::{json, Value};
 use std::fmt::Write;
 use weir_engine::Engine;
-use weir_wire::Malformed;
+use weir_rules::Names;
+use weir_wire::{addr_from_u128, Malformed};
 
 /// Totals for the closing line and JSON.
 pub struct Summary {
@@ -58,6 +59,33 @@ pub fn counters_table(engine: &Engine) -> String {
     out
 }
 
+/// `ipfw -d show`'s dynamic part: one line per live state, in rule order:
+/// `00100 3 180 (299s) STATE tcp 10.0.0.1 1234 <-> 10.0.0.2 80`.
+pub fn states_table(engine: &Engine, names: &Names) -> String {
+    let Some(table) = engine.states() else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for s in table.live(&engine.program) {
+        let proto = names
+            .protocol_name(s.proto)
+            .map_or_else(|| s.proto.to_string(), str::to_owned);
+        let _ = writeln!(
+            out,
+            "{:05} {} {} ({}s) STATE {proto} {} {} <-> {} {}",
+            engine.program.rules[s.rule].number,
+            s.packets,
+            s.bytes,
+            s.expires_in,
+            addr_from_u128(s.src, s.version),
+            s.src_port,
+            addr_from_u128(s.dst, s.version),
+            s.dst_port,
+        );
+    }
+    out
+}
+
 /// Rules that matched nothing, one `ipfw show`-style line each.
 pub fn unmatched(engine: &Engine) -> String {
     let mut out = String::new();
@@ -99,6 +127,11 @@ pub fn json(engine: &Engine, summary: &Summary) -> Value {
         "malformed": summary.malformed,
         "malformed_by_reason": malformed,
         "unmatched_rules": unmatched,
+        "states": engine.states().map(|t| json!({
+            "config": t.config(),
+            "stats": t.stats(),
+            "memory_bytes": t.memory(),
+        })),
         "log": engine.logger().map(|l| json!({
             "lines": l.lines,
             "suppressed_by_logamount": l.suppressed,

@@ -1,7 +1,7 @@
 //! Start-up work shared by the commands: load a ruleset, build an engine,
 //! open outputs. Everything here runs once, never per packet.
 
-use crate::cli::{DirArg, DispatchArg, EngineArgs, LogFormatArg, VerdictArg};
+use crate::cli::{DirArg, DispatchArg, EngineArgs, LogFormatArg, TableArgs, VerdictArg};
 use crate::counting::counted;
 use crate::Failure;
 use std::fs::File;
@@ -10,15 +10,11 @@ use std::path::Path;
 use weir_engine::{
     CompileOptions, DispatchKind, Engine, LogFormat, Logger, Policy, Program, Verdict,
 };
+use weir_rules::ppp::FilterSet;
 use weir_rules::Names;
 use weir_wire::{addr_to_u128, Direction};
 
-/// Reads and compiles a ruleset; errors come back rendered with carets.
-pub fn load_program(path: &Path, names: &Names, opts: &CompileOptions) -> Result<Program, Failure> {
-    let text = read_text(path)?;
-    compile_text(&path.display().to_string(), &text, names, opts)
-}
-
+/// Compiles ipfw rule text; errors come back rendered with carets.
 pub fn compile_text(
     file: &str,
     text: &str,
@@ -81,12 +77,45 @@ impl From<LogFormatArg> for LogFormat {
     }
 }
 
+/// Reads `--table NAME=FILE` tables; errors as `FILE:LINE:COL: message`.
+pub fn load_tables(args: &TableArgs) -> Result<Vec<(String, weir_table::Builder)>, Failure> {
+    let mut out = Vec::new();
+    for (name, path) in &args.specs {
+        if out.iter().any(|(n, _)| n == name) {
+            return Err(Failure::Usage(format!("--table {name} given twice")));
+        }
+        let text = read_text(path)?;
+        let builder = weir_table::parse_table_file(name, &text).map_err(|errors| {
+            let lines: Vec<String> = errors
+                .iter()
+                .map(|e| format!("{}:{e}", path.display()))
+                .collect();
+            Failure::Rules(lines.join("\n"))
+        })?;
+        out.push((name.clone(), builder));
+    }
+    Ok(out)
+}
+
 /// Compiles the ruleset and builds an engine configured by the flags.
 pub fn build_engine(rules: &Path, args: &EngineArgs, names: &Names) -> Result<Engine, Failure> {
+    Ok(build_engine_and_set(rules, args, names)?.0)
+}
+
+/// As [`build_engine`], also saying which set a ppp filter file gave.
+pub fn build_engine_and_set(
+    rules: &Path,
+    args: &EngineArgs,
+    names: &Names,
+) -> Result<(Engine, Option<FilterSet>), Failure> {
     let opts = CompileOptions {
         default_allow: args.default_allow,
+        tables: load_tables(&args.tables)?,
     };
-    let program = load_program(rules, names, &opts)?;
+    let (mut program, set) = crate::ppp::load(rules, &args.ppp, names, &opts)?;
+    for (name, value) in &args.sysctl {
+        program.state_config.set(name, *value);
+    }
     let mut engine = Engine::new(program);
     engine.dispatch = args.dispatch.into();
     if args.linear {
@@ -101,14 +130,14 @@ pub fn build_engine(rules: &Path, args: &EngineArgs, names: &Names) -> Result<En
         .iter()
         .map(|a| (addr_to_u128(*a), if a.is_ipv4() { 4 } else { 6 }))
         .collect();
-    Ok(engine)
+    Ok((engine, set))
 }
 
 /// Attaches a logger writing to `path`, or to stderr.
 pub fn attach_logger(
     engine: &mut Engine,
     path: Option<&Path>,
-    format: LogFormatArg,
+    format: LogFormat,
     names: &Names,
 ) -> Result<(), Failure> {
     let out: Box<dyn Write + Send> = match path {
@@ -116,7 +145,7 @@ pub fn attach_logger(
         Some(p) => counted(create(p)?),
         None => counted(io::stderr()),
     };
-    let logger = Logger::new(out, format.into(), names, &engine.program.rules);
+    let logger = Logger::new(out, format, names, &engine.program.rules);
     engine.set_logger(logger);
     Ok(())
 }

@@ -662,8 +662,8 @@ mod tests {
     }
 
     /// A packet of a known flow (`class::STATE`) has every state probe as
-    /// a candidate, whatever the probe's other fields; other packets none
-    /// of the `check-state` rules (they need a state in their header).
+    /// a candidate, whatever the probe's other fields. For other packets a
+    /// `check-state` may be a candidate (its `never` instruction fails it).
     #[test]
     fn state_packets_get_every_probe() {
         let mut text = String::new();
@@ -692,11 +692,15 @@ mod tests {
         let mut out = Vec::with_capacity(t.max_candidates());
         let class = crate::packet_class(&p);
         assert!(t.candidates(&p, class, &mut out));
-        assert!(probes.iter().all(|r| !out.contains(r)), "{out:?}");
+        let others: Vec<u32> = out
+            .iter()
+            .copied()
+            .filter(|r| !probes.contains(r))
+            .collect();
         // 10.0.3.0/24 port 80 is rule 40 (index 4, after check-state 5),
         // then the default rule (the tree never cut the port field, so
         // rule 40 does not cover its leaf and cannot cut the list).
-        assert_eq!(out, vec![4, prog.default_index() as u32]);
+        assert_eq!(others, vec![4, prog.default_index() as u32]);
         assert!(t.candidates(&p, class | class::STATE, &mut out));
         assert!(probes.iter().all(|r| out.contains(r)), "{out:?}");
         assert!(

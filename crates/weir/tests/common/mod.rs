@@ -292,3 +292,41 @@ pub fn strace_usable(what: &str) -> bool {
     }
     ok
 }
+
+/// An IPv4 packet with a TCP (proto 6) or UDP (17) header, for traces
+/// written by tests; checksums are not checked by the decoder, so they
+/// stay zero.
+pub fn ipv4(src: [u8; 4], dst: [u8; 4], proto: u8, sport: u16, dport: u16, flags: u8) -> Vec<u8> {
+    let l4_len = if proto == 6 { 20 } else { 8 };
+    let total = 20 + l4_len;
+    let mut b = vec![0x45, 0, 0, total as u8, 0, 0, 0x40, 0, 64, proto, 0, 0];
+    b.extend_from_slice(&src);
+    b.extend_from_slice(&dst);
+    b.extend_from_slice(&sport.to_be_bytes());
+    b.extend_from_slice(&dport.to_be_bytes());
+    if proto == 6 {
+        b.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    } else {
+        b.extend_from_slice(&[0, 8, 0, 0]);
+    }
+    b
+}
+
+/// A raw-IP pcap of `(timestamp ns, packet)`.
+pub fn write_trace(dir: &Path, name: &str, packets: &[(u64, Vec<u8>)]) -> PathBuf {
+    let path = dir.join(name);
+    let file = std::fs::File::create(&path).unwrap();
+    let mut w = weir_io::PcapWriter::new(file, weir_wire::LinkType::RAW, 65535, true).unwrap();
+    for (ts, data) in packets {
+        w.write_frame(*ts, data.len() as u32, data).unwrap();
+    }
+    w.flush().unwrap();
+    path
+}
+
+/// `DIR/rules.conf` with this text.
+pub fn write_rules(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("rules.conf");
+    std::fs::write(&path, text).unwrap();
+    path
+}

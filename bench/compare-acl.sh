@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# weir against DPDK's rte_acl on the same ClassBench filter sets and traces:
+#
+#   weir gen-rules --like KIND -n SIZE --seed 1 --trace T --trace-n HEADERS
+#   weir classbench RULES T --json              (classifier; and --linear up to 10k)
+#   dpdk-test-acl --no-huge --no-pci -l 0 -- --rulesf=RULES --tracef=T --alg=ALG
+#
+# for KIND in acl fw ipc, each SIZE, and every --alg this CPU runs (scalar,
+# sse, avx2, avx512x16, avx512x32). Both sides decide one header at a time
+# from memory, first match by line order (dpdk-test-acl gives rule N the
+# priority MAX-N), ports compared for every protocol. Before timing, every
+# header's answer from every alg must equal weir's (dpdk prints 0-based
+# indices, 4294967295 for none; weir 1-based, 0 for none): a mismatch stops
+# the script with exit 1. Prints ns/packet (medians of RUNS runs) and the
+# ratios dpdk/weir (above 1: weir is faster).
+#
+#   bash bench/compare-acl.sh [SIZES] [HEADERS] [RUNS]
+#
+# SIZES defaults to "1000 10000" (add 100000 for the big sets), HEADERS to
+# 100000, RUNS to 3. Work files go to ${WORK:-/tmp/weir-compare-acl}.
+# Installs Debian's dpdk-dev (it ships dpdk-test-acl) when missing; exits 3
+# if it cannot.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes="${1:-1000 10000}"
+headers="${2:-100000}"
+runs="${3:-3}"
+work="${WORK:-/tmp/weir-compare-acl}"
+mkdir -p "$work"
+
+if ! command -v dpdk-test-acl >/dev/null 2>&1; then
+  echo "compare-acl.sh: installing dpdk-dev (for dpdk-test-acl)" >&2
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq dpdk-dev >/dev/null; }; then
+    echo "compare-acl.sh: SKIPPED, could not install dpdk-dev" >&2
+    exit 3
+  fi
+fi
+weir="${WEIR:-}"
+if [ -z "$weir" ]; then
+  cargo build --release -q -p weir
+  weir=target/release/weir
+fi
+
+# The algs this CPU runs. AVX-512 needs EAL's SIMD width raised to 512.
+flags=$(grep -m1 '^flags' /proc/cpuinfo)
+algs=(scalar)
+[[ $flags == *" sse4_1 "* ]] && algs+=(sse)
+[[ $flags == *" avx2 "* ]] && algs+=(avx2)
+[[ $flags == *" avx512f "* && $flags == *" avx512bw "* && $flags == *" avx512dq "* ]] && algs+=(avx512x16 avx512x32)
+# Without hugepages EAL's memory defaults to 64 MB, too little to build 10k
+# rules (rte_acl_build fails with ENOMEM); DPDK_MEM raises it.
+eal=(--no-huge --no-pci -l 0 -m "${DPDK_MEM:-2048}" --log-level=error --force-max-simd-bitwidth=512)
+
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
+json_field() { sed -n "s/.*\"$1\": *\([0-9.e+-]*\).*/\1/p" | head -1; }
+
+# dpdk-test-acl's answers, as weir writes them (1-based, 0 for none).
+dpdk_answers() { # rules trace n alg
+  dpdk-test-acl "${eal[@]}" -- --rulesf="$1" --tracef="$2" --rulenum="$3" \
+      --tracenum="$headers" --iter=1 --verbose=2 --alg="$4" 2>/dev/null |
+    awk '/^ipv4_5tuple:/ {r = $NF; print (r == 4294967295) ? 0 : r + 1}'
+}
+# ns per packet from one timed dpdk-test-acl run (its pkt/sec figure).
+dpdk_ns() { # rules trace n alg
+  dpdk-test-acl "${eal[@]}" -- --rulesf="$1" --tracef="$2" --rulenum="$3" \
+      --tracenum="$headers" --iter=20 --verbose=0 --alg="$4" 2>/dev/null |
+    sed -n 's/.*, \([0-9.]*\) pkt\/sec.*/\1/p' | awk '{printf "%.2f\n", 1e9 / $1}'
+}
+
+echo "date:    $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "machine: $(nproc) CPUs, $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
+echo "weir:    $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo '+dirty'), $("$weir" --version)"
+echo "dpdk:    $(dpkg-query -W -f='${Version}' dpdk-dev 2>/dev/null || echo '?'), algs: ${algs[*]}"
+echo "trace:   $headers headers per set (weir gen-rules --seed 1); medians of $runs runs; ns/packet"
+echo
+
+header="set          build-ms  weir  linear"
+for a in "${algs[@]}"; do header+=$(printf ' %9s' "$a"); done
+for a in "${algs[@]}"; do header+=$(printf ' %9s' "$a/weir"); done
+echo "$header"
+
+for n in $sizes; do
+  for kind in acl fw ipc; do
+    rules="$work/$kind-$n.rules"
+    trace="$work/$kind-$n.trace"
+    "$weir" gen-rules --like "$kind" -n "$n" --seed 1 -o "$rules" --trace "$trace" --trace-n "$headers"
+    "$weir" classbench "$rules" "$trace" --iter 1 --verdicts "$work/weir.answers" > /dev/null
+    for a in "${algs[@]}"; do
+      dpdk_answers "$rules" "$trace" "$n" "$a" > "$work/dpdk.answers" || true
+      if [ "$(wc -l < "$work/dpdk.answers")" != "$headers" ]; then
+        echo "compare-acl.sh: dpdk-test-acl --alg=$a failed on $kind-$n (more memory: DPDK_MEM=MB)" >&2
+        exit 1
+      fi
+      if ! cmp -s "$work/weir.answers" "$work/dpdk.answers"; then
+        echo "compare-acl.sh: MISMATCH on $kind-$n with --alg=$a:" >&2
+        diff <(nl "$work/weir.answers") <(nl "$work/dpdk.answers") | head -5 >&2
+        exit 1
+      fi
+    done
+    : > "$work/weir.ns"; : > "$work/linear.ns"; : > "$work/build.ms"
+    for a in "${algs[@]}"; do : > "$work/$a.ns"; done
+    for _ in $(seq "$runs"); do
+      # Alternate peers within a run so each sees the same machine load.
+      out=$("$weir" classbench "$rules" "$trace" --iter 5 --json)
+      echo "$out" | json_field ns_per_packet >> "$work/weir.ns"
+      echo "$out" | json_field build_ms >> "$work/build.ms"
+      if [ "$n" -le 10000 ]; then
+        "$weir" classbench "$rules" "$trace" --iter 1 --linear --json | json_field ns_per_packet >> "$work/linear.ns"
+      fi
+      for a in "${algs[@]}"; do dpdk_ns "$rules" "$trace" "$n" "$a" >> "$work/$a.ns"; done
+    done
+    w=$(median < "$work/weir.ns")
+    l=$(median < "$work/linear.ns"); [ -n "$l" ] && l=$(printf '%.0f' "$l") || l="-"
+    line=$(printf '%-12s %8.1f %5.0f %7s' "$kind-$n" "$(median < "$work/build.ms")" "$w" "$l")
+    for a in "${algs[@]}"; do line+=$(printf ' %9.1f' "$(median < "$work/$a.ns")"); done
+    for a in "${algs[@]}"; do line+=$(printf ' %9s' "$(ratio "$(median < "$work/$a.ns")" "$w")"); done
+    echo "$line"
+  done
+done
+echo
+echo "answers: every header equal between weir and dpdk-test-acl for every alg above"

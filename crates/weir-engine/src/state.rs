@@ -1,0 +1,547 @@
+//! Dynamic states: ipfw's `keep-state`, `record-state` and `limit`.
+//!
+//! A state is keyed by the flow in both directions (protocol, and the two
+//! address/port ends in a canonical order), remembers the rule that made
+//! it, and expires after a lifetime that depends on the protocol and, for
+//! TCP, on the SYN/FIN/RST flags seen each way — ipfw's
+//! `dyn_update_tcp_state`. Time is whatever the caller says: the packet
+//! timestamp in replay, the clock live.
+//!
+//! Memory is bounded: at most `dyn_max` states (a slab of that many slots
+//! at most, plus the index), and a `limit` counter exists only while one of
+//! its states lives. When the table is full a new state is refused and the
+//! packet denied, as ipfw does; the refusal is counted.
+
+use crate::program::Program;
+use serde::Serialize;
+use std::collections::HashMap;
+use weir_wire::{tcp, Packet};
+
+const NS: u64 = 1_000_000_000;
+/// Expired states are swept at most this often (ipfw's expiry callout runs
+/// once a second); a lookup also drops an expired state it meets.
+const SWEEP_EVERY_NS: u64 = NS;
+
+/// The tunables, with FreeBSD's defaults ([`weir_rules::STATE_SETTINGS`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct StateConfig {
+    pub dyn_max: u32,
+    pub dyn_syn_lifetime: u32,
+    pub dyn_ack_lifetime: u32,
+    pub dyn_fin_lifetime: u32,
+    pub dyn_rst_lifetime: u32,
+    pub dyn_udp_lifetime: u32,
+    pub dyn_short_lifetime: u32,
+}
+
+impl Default for StateConfig {
+    fn default() -> StateConfig {
+        let mut c = StateConfig {
+            dyn_max: 0,
+            dyn_syn_lifetime: 0,
+            dyn_ack_lifetime: 0,
+            dyn_fin_lifetime: 0,
+            dyn_rst_lifetime: 0,
+            dyn_udp_lifetime: 0,
+            dyn_short_lifetime: 0,
+        };
+        for (name, value) in weir_rules::STATE_SETTINGS {
+            c.set(name, *value);
+        }
+        c
+    }
+}
+
+impl StateConfig {
+    /// Sets one tunable by its sysctl name; false if there is no such name.
+    pub fn set(&mut self, name: &str, value: u32) -> bool {
+        let field = match name.strip_prefix("net.inet.ip.fw.").unwrap_or(name) {
+            "dyn_max" => &mut self.dyn_max,
+            "dyn_syn_lifetime" => &mut self.dyn_syn_lifetime,
+            "dyn_ack_lifetime" => &mut self.dyn_ack_lifetime,
+            "dyn_fin_lifetime" => &mut self.dyn_fin_lifetime,
+            "dyn_rst_lifetime" => &mut self.dyn_rst_lifetime,
+            "dyn_udp_lifetime" => &mut self.dyn_udp_lifetime,
+            "dyn_short_lifetime" => &mut self.dyn_short_lifetime,
+            _ => return false,
+        };
+        *field = value;
+        true
+    }
+}
+
+/// `limit` mask bits (as [`weir_rules::LIMIT_NAMES`]).
+pub mod limit {
+    pub const SRC_ADDR: u8 = 1;
+    pub const SRC_PORT: u8 = 2;
+    pub const DST_ADDR: u8 = 4;
+    pub const DST_PORT: u8 = 8;
+}
+
+/// A flow in both directions: the lower (address, port) end first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct FlowKey {
+    a: u128,
+    b: u128,
+    a_port: u16,
+    b_port: u16,
+    proto: u8,
+    version: u8,
+}
+
+impl FlowKey {
+    /// The key, and whether the packet goes from `a` to `b`.
+    fn of(p: &Packet) -> (FlowKey, bool) {
+        let (sp, dp) = if p.has_ports {
+            (p.src_port, p.dst_port)
+        } else {
+            (0, 0)
+        };
+        let forward = (p.src, sp) <= (p.dst, dp);
+        let ((a, a_port), (b, b_port)) = if forward {
+            ((p.src, sp), (p.dst, dp))
+        } else {
+            ((p.dst, dp), (p.src, sp))
+        };
+        let key = FlowKey {
+            a,
+            b,
+            a_port,
+            b_port,
+            proto: p.proto,
+            version: p.ip_version,
+        };
+        (key, forward)
+    }
+}
+
+/// The fields a `limit` rule counts together, masked; per rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct LimitKey {
+    rule: u32,
+    src: u128,
+    dst: u128,
+    src_port: u16,
+    dst_port: u16,
+}
+
+impl LimitKey {
+    fn of(rule: usize, mask: u8, p: &Packet) -> LimitKey {
+        let pick = |bit: u8| mask & bit != 0;
+        LimitKey {
+            rule: rule as u32,
+            src: if pick(limit::SRC_ADDR) { p.src } else { 0 },
+            dst: if pick(limit::DST_ADDR) { p.dst } else { 0 },
+            src_port: if pick(limit::SRC_PORT) { p.src_port } else { 0 },
+            dst_port: if pick(limit::DST_PORT) { p.dst_port } else { 0 },
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct DynState {
+    key: FlowKey,
+    /// Whether the creating packet went from `key.a` to `key.b`.
+    creator_a_to_b: bool,
+    /// Index of the rule that made it.
+    rule: u32,
+    expire_ns: u64,
+    /// TCP FIN/SYN/RST seen: the creator's direction in the low byte, the
+    /// other in the high byte (ipfw's `state` word).
+    tcp_seen: u16,
+    packets: u64,
+    bytes: u64,
+    limit: Option<LimitKey>,
+}
+
+/// Totals over the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StateStats {
+    /// States alive now.
+    pub live: u64,
+    /// Most states alive at once.
+    pub peak: u64,
+    pub created: u64,
+    pub expired: u64,
+    /// New states refused because `dyn_max` states were alive (packet denied).
+    pub refused_full: u64,
+    /// New states refused by a `limit` rule (packet denied).
+    pub refused_limit: u64,
+    /// Packets that matched an existing state.
+    pub matched: u64,
+}
+
+/// One live state, as `weir run --states` lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct StateView {
+    /// Index of the rule that made it.
+    pub rule: usize,
+    pub proto: u8,
+    pub version: u8,
+    /// The creating packet's source and destination.
+    pub src: u128,
+    pub src_port: u16,
+    pub dst: u128,
+    pub dst_port: u16,
+    pub packets: u64,
+    pub bytes: u64,
+    /// Seconds until it expires (rounded up).
+    pub expires_in: u64,
+}
+
+/// The table of dynamic states.
+pub struct StateTable {
+    config: StateConfig,
+    /// Slots; `free` lists the empty ones. Never more than `dyn_max`.
+    slots: Vec<Option<DynState>>,
+    free: Vec<u32>,
+    index: HashMap<FlowKey, u32, ahash::RandomState>,
+    limits: HashMap<LimitKey, u32, ahash::RandomState>,
+    now_ns: u64,
+    next_sweep_ns: u64,
+    stats: StateStats,
+}
+
+/// The state a packet belongs to, found before its walk.
+#[derive(Clone, Copy, Debug)]
+pub struct Found {
+    slot: u32,
+    forward: bool,
+    /// Index of the rule that made the state.
+    pub rule: usize,
+}
+
+impl StateTable {
+    pub fn new(config: StateConfig) -> StateTable {
+        StateTable {
+            config,
+            slots: Vec::new(),
+            free: Vec::new(),
+            // ahash's per-process random keys: crafted flows cannot aim at
+            // one bucket chain.
+            index: HashMap::default(),
+            limits: HashMap::default(),
+            now_ns: 0,
+            next_sweep_ns: 0,
+            stats: StateStats::default(),
+        }
+    }
+
+    pub fn config(&self) -> &StateConfig {
+        &self.config
+    }
+
+    pub fn stats(&self) -> StateStats {
+        self.stats
+    }
+
+    /// Advances the clock (never backwards: a capture whose timestamps go
+    /// back does not revive states) and sweeps expired states once a second.
+    pub fn set_time(&mut self, now_ns: u64) {
+        self.now_ns = self.now_ns.max(now_ns);
+        if self.now_ns >= self.next_sweep_ns {
+            self.sweep();
+            self.next_sweep_ns = self.now_ns.saturating_add(SWEEP_EVERY_NS);
+        }
+    }
+
+    /// The live state of the packet's flow, if any.
+    #[inline]
+    pub fn lookup(&mut self, p: &Packet) -> Option<Found> {
+        if self.index.is_empty() {
+            return None;
+        }
+        let (key, a_to_b) = FlowKey::of(p);
+        let slot = *self.index.get(&key)?;
+        let s = self.slots[slot as usize].as_ref()?;
+        if s.expire_ns <= self.now_ns {
+            self.remove(slot);
+            self.stats.expired += 1;
+            return None;
+        }
+        Some(Found {
+            slot,
+            forward: a_to_b == s.creator_a_to_b,
+            rule: s.rule as usize,
+        })
+    }
+
+    /// The packet matched its state: count it and move the state on.
+    pub fn hit(&mut self, found: Found, p: &Packet) {
+        let now = self.now_ns;
+        let config = self.config;
+        if let Some(s) = self.slots[found.slot as usize].as_mut() {
+            s.packets += 1;
+            s.bytes += u64::from(p.l3_len);
+            s.expire_ns = now.saturating_add(lifetime_ns(&config, s, p, found.forward));
+        }
+        self.stats.matched += 1;
+    }
+
+    /// Makes a state for the packet's flow on behalf of rule `rule`
+    /// (`keep-state`, `record-state`, or `limit` with `limit = Some((mask,
+    /// count))`). False when refused: the table is full or the limit is
+    /// reached, and the packet is to be denied.
+    pub fn install(&mut self, rule: usize, limit: Option<(u8, u32)>, p: &Packet) -> bool {
+        let (key, a_to_b) = FlowKey::of(p);
+        if let Some(&slot) = self.index.get(&key) {
+            // record-state on a flow that has a state already: ipfw keeps it.
+            if self.slots[slot as usize].is_some_and(|s| s.expire_ns > self.now_ns) {
+                return true;
+            }
+            self.remove(slot);
+            self.stats.expired += 1;
+        }
+        if self.index.len() >= self.config.dyn_max as usize {
+            self.stats.refused_full += 1;
+            return false;
+        }
+        let limit_key = match limit {
+            Some((mask, count)) => {
+                let lk = LimitKey::of(rule, mask, p);
+                let n = self.limits.get(&lk).copied().unwrap_or(0);
+                if n >= count {
+                    self.stats.refused_limit += 1;
+                    return false;
+                }
+                self.limits.insert(lk, n + 1);
+                Some(lk)
+            }
+            None => None,
+        };
+        let mut state = DynState {
+            key,
+            creator_a_to_b: a_to_b,
+            rule: rule as u32,
+            expire_ns: 0,
+            tcp_seen: 0,
+            packets: 1,
+            bytes: u64::from(p.l3_len),
+            limit: limit_key,
+        };
+        state.expire_ns =
+            self.now_ns
+                .saturating_add(lifetime_ns(&self.config, &mut state, p, true));
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = Some(state);
+                slot
+            }
+            None => {
+                self.slots.push(Some(state));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.index.insert(key, slot);
+        self.stats.created += 1;
+        self.stats.live = self.index.len() as u64;
+        self.stats.peak = self.stats.peak.max(self.stats.live);
+        true
+    }
+
+    fn remove(&mut self, slot: u32) {
+        if let Some(s) = self.slots[slot as usize].take() {
+            self.index.remove(&s.key);
+            if let Some(lk) = s.limit {
+                match self.limits.get_mut(&lk) {
+                    Some(n) if *n > 1 => *n -= 1,
+                    _ => {
+                        self.limits.remove(&lk);
+                    }
+                }
+            }
+            self.free.push(slot);
+            self.stats.live = self.index.len() as u64;
+        }
+    }
+
+    fn sweep(&mut self) {
+        let now = self.now_ns;
+        let dead: Vec<u32> = (0..self.slots.len() as u32)
+            .filter(|&k| self.slots[k as usize].is_some_and(|s| s.expire_ns <= now))
+            .collect();
+        self.stats.expired += dead.len() as u64;
+        for slot in dead {
+            self.remove(slot);
+        }
+    }
+
+    /// Bytes held, an upper estimate: slots, free list, and both indexes.
+    pub fn memory(&self) -> usize {
+        use std::mem::size_of;
+        let index_entry = size_of::<FlowKey>() + size_of::<u32>() + 1;
+        let limit_entry = size_of::<LimitKey>() + size_of::<u32>() + 1;
+        self.slots.capacity() * size_of::<Option<DynState>>()
+            + self.free.capacity() * size_of::<u32>()
+            + self.index.capacity() * index_entry
+            + self.limits.capacity() * limit_entry
+    }
+
+    /// The live states, in rule order, as `ipfw -d show` lists them.
+    pub fn live(&self, prog: &Program) -> Vec<StateView> {
+        let now = self.now_ns;
+        let mut out: Vec<StateView> = self
+            .slots
+            .iter()
+            .flatten()
+            .filter(|s| s.expire_ns > now)
+            .map(|s| {
+                let k = s.key;
+                let ((src, src_port), (dst, dst_port)) = if s.creator_a_to_b {
+                    ((k.a, k.a_port), (k.b, k.b_port))
+                } else {
+                    ((k.b, k.b_port), (k.a, k.a_port))
+                };
+                StateView {
+                    rule: s.rule as usize,
+                    proto: k.proto,
+                    version: k.version,
+                    src,
+                    src_port,
+                    dst,
+                    dst_port,
+                    packets: s.packets,
+                    bytes: s.bytes,
+                    expires_in: (s.expire_ns - now).div_ceil(NS),
+                }
+            })
+            .collect();
+        out.sort_by_key(|v| {
+            (
+                prog.rules[v.rule].number,
+                v.src,
+                v.src_port,
+                v.dst,
+                v.dst_port,
+            )
+        });
+        out
+    }
+}
+
+/// How long the state lives after this packet: ipfw's per-protocol
+/// lifetimes, and for TCP its flag state machine.
+fn lifetime_ns(c: &StateConfig, s: &mut DynState, p: &Packet, forward: bool) -> u64 {
+    let secs = match p.proto {
+        6 => {
+            let flags = u16::from(p.tcp_flags & (tcp::FIN | tcp::SYN | tcp::RST));
+            s.tcp_seen |= if forward { flags } else { flags << 8 };
+            tcp_lifetime(c, s.tcp_seen)
+        }
+        17 => c.dyn_udp_lifetime,
+        _ => c.dyn_short_lifetime,
+    };
+    u64::from(secs) * NS
+}
+
+fn tcp_lifetime(c: &StateConfig, seen: u16) -> u32 {
+    const SYN: u16 = tcp::SYN as u16;
+    const FIN: u16 = tcp::FIN as u16;
+    const BOTH_SYN: u16 = SYN | SYN << 8;
+    const BOTH_FIN: u16 = FIN | FIN << 8;
+    match seen {
+        SYN => c.dyn_syn_lifetime,
+        BOTH_SYN => c.dyn_ack_lifetime,
+        s if s == BOTH_SYN | FIN || s == BOTH_SYN | FIN << 8 => c.dyn_ack_lifetime,
+        s if s == BOTH_SYN | BOTH_FIN => c.dyn_fin_lifetime,
+        // A RST either way, or flags that never made a handshake (a state
+        // made by a packet without SYN): ipfw's default branch.
+        _ => c.dyn_rst_lifetime,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weir_wire::{v4_mapped, L3};
+
+    fn tcp_packet(src: u32, sport: u16, dst: u32, dport: u16, flags: u8) -> Packet {
+        Packet {
+            l3: L3::Ip,
+            ip_version: 4,
+            src: v4_mapped(src),
+            dst: v4_mapped(dst),
+            proto: 6,
+            src_port: sport,
+            dst_port: dport,
+            has_ports: true,
+            tcp_flags: flags,
+            l3_len: 40,
+            ..Packet::default()
+        }
+    }
+
+    #[test]
+    fn tcp_lifetimes_follow_the_handshake() {
+        let c = StateConfig::default();
+        let mut t = StateTable::new(c);
+        let syn = tcp_packet(1, 1000, 2, 80, tcp::SYN);
+        assert!(t.install(0, None, &syn));
+        let reply = tcp_packet(2, 80, 1, 1000, tcp::SYN | tcp::ACK);
+        let f = t.lookup(&reply).expect("the reply finds the state");
+        assert!(!f.forward);
+        t.hit(f, &reply);
+        // Both SYNs seen: established, ack lifetime.
+        t.set_time(u64::from(c.dyn_ack_lifetime - 1) * NS);
+        let ack = tcp_packet(1, 1000, 2, 80, tcp::ACK);
+        let f = t.lookup(&ack).expect("alive within the ack lifetime");
+        assert!(f.forward);
+        t.hit(f, &ack);
+        let fin1 = tcp_packet(1, 1000, 2, 80, tcp::FIN | tcp::ACK);
+        let f = t.lookup(&fin1).unwrap();
+        t.hit(f, &fin1);
+        let fin2 = tcp_packet(2, 80, 1, 1000, tcp::FIN | tcp::ACK);
+        let f = t.lookup(&fin2).unwrap();
+        t.hit(f, &fin2);
+        // Both FINs: fin lifetime (1 s) from the last packet.
+        let base = t.now_ns;
+        t.set_time(base + u64::from(c.dyn_fin_lifetime) * NS);
+        assert!(
+            t.lookup(&ack).is_none(),
+            "closed flows expire after dyn_fin_lifetime"
+        );
+        assert_eq!(t.stats().live, 0);
+    }
+
+    #[test]
+    fn a_state_made_without_syn_lives_rst_lifetime() {
+        let c = StateConfig::default();
+        let mut t = StateTable::new(c);
+        let ack = tcp_packet(1, 1000, 2, 80, tcp::ACK);
+        assert!(t.install(0, None, &ack));
+        t.set_time(u64::from(c.dyn_rst_lifetime) * NS);
+        assert!(t.lookup(&ack).is_none());
+    }
+
+    #[test]
+    fn a_full_table_refuses_and_counts() {
+        let c = StateConfig {
+            dyn_max: 3,
+            ..StateConfig::default()
+        };
+        let mut t = StateTable::new(c);
+        for port in 0..5u16 {
+            t.install(0, None, &tcp_packet(1, port, 2, 80, tcp::SYN));
+        }
+        let s = t.stats();
+        assert_eq!((s.created, s.refused_full, s.live), (3, 2, 3));
+        // After the syn lifetime the sweep frees the table.
+        t.set_time(u64::from(c.dyn_syn_lifetime) * NS);
+        assert_eq!(t.stats().live, 0);
+        assert!(t.install(0, None, &tcp_packet(1, 9, 2, 80, tcp::SYN)));
+    }
+
+    #[test]
+    fn limit_counts_per_masked_flow() {
+        let mut t = StateTable::new(StateConfig::default());
+        let lim = Some((limit::SRC_ADDR, 2));
+        assert!(t.install(4, lim, &tcp_packet(1, 1, 2, 80, tcp::SYN)));
+        assert!(t.install(4, lim, &tcp_packet(1, 2, 2, 80, tcp::SYN)));
+        assert!(!t.install(4, lim, &tcp_packet(1, 3, 2, 80, tcp::SYN)));
+        assert!(t.install(4, lim, &tcp_packet(7, 3, 2, 80, tcp::SYN)));
+        assert_eq!(t.stats().refused_limit, 1);
+        // Expiry gives the slots back to the limit too.
+        t.set_time(100 * NS);
+        assert!(t.install(4, lim, &tcp_packet(1, 3, 2, 80, tcp::SYN)));
+    }
+}

@@ -1,0 +1,332 @@
+//! ClassBench commands: `weir import classbench`, `weir classbench`,
+//! `weir gen-rules`. The formats and the mapping live in `weir-classbench`;
+//! this is glue: read, compile, time the decide loop, report.
+
+use crate::setup::{create_output, read_text};
+use crate::Failure;
+use clap::{Args, Subcommand, ValueEnum};
+use serde::Serialize;
+use std::hint::black_box;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use weir_classbench::gen::{self, Kind};
+use weir_classbench::to_weir::{import_text, Compiled};
+use weir_classbench::{parse_filters, parse_trace, Filter, Header};
+use weir_engine::{CompileOptions, Engine};
+use weir_rules::Names;
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    pub format: ImportFormat,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ImportFormat {
+    /// Print a ClassBench filter set as a weir ruleset (ipfw semantics).
+    #[command(
+        after_help = "Filter N becomes rule N (`allow`), in order; the default rule denies.\n\
+Ports match only tcp/udp/sctp in weir (as in ipfw), while ClassBench compares\n\
+them for every protocol: such filters keep tcp/udp/sctp and say so in a\n\
+comment. `weir classbench` evaluates with ClassBench's own semantics.\n\n\
+Example:\n  weir import classbench acl1_10k > acl1.rules && weir check acl1.rules"
+    )]
+    Classbench {
+        /// ClassBench filter set (`@sa/len da/len lo : hi lo : hi 0xPP/0xMM`).
+        file: PathBuf,
+    },
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Decides every header of TRACE against the filters of RULES with ClassBench
+semantics (first match by line order, ports compared for every protocol),
+times the decide loop alone (headers are turned into packet records first),
+and reports packets/s and ns per packet (median over --iter passes).
+
+--verdicts writes one line per header: the 1-based number of the first
+matching filter, 0 if none. A trace's last column (the filter each header
+was drawn from) is checked: the first match must be that filter or an
+earlier one.
+
+Examples:
+  weir gen-rules --like acl -n 10000 --seed 1 -o acl.rules --trace acl.trace
+  weir classbench acl.rules acl.trace --verdicts acl.answers
+  weir classbench acl.rules acl.trace --linear --json"
+)]
+pub struct ClassbenchArgs {
+    /// ClassBench filter set.
+    pub rules: PathBuf,
+    /// ClassBench header trace (`sa da sp dp proto [[flags] filter#]`).
+    pub trace: PathBuf,
+    /// Write each header's first-match filter number (0: none), one a line.
+    #[arg(long, value_name = "FILE")]
+    pub verdicts: Option<PathBuf>,
+    /// Walk every rule in order instead of the classifier's candidates.
+    #[arg(long)]
+    pub linear: bool,
+    /// Timed passes over the trace (the median is reported).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub iter: u32,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum LikeArg {
+    Acl,
+    Fw,
+    Ipc,
+}
+
+impl From<LikeArg> for Kind {
+    fn from(l: LikeArg) -> Kind {
+        match l {
+            LikeArg::Acl => Kind::Acl,
+            LikeArg::Fw => Kind::Fw,
+            LikeArg::Ipc => Kind::Ipc,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Writes N filters in ClassBench's filter format, shaped like ClassBench's
+acl1, fw1 or ipc1 seeds (prefix-length pairs, nested prefixes, wildcards,
+port classes WC/HI/LO/EM/AR with overlapping ranges, protocol mix), roughly
+most specific first. --trace also writes a header trace whose headers are
+drawn from filters at every depth (plus repeats and random ones); its last
+column is the filter each header was drawn from (0: random). Same seed,
+same bytes.
+
+Examples:
+  weir gen-rules --like fw -n 1000 --seed 7 -o fw.rules --trace fw.trace --trace-n 100000
+  weir gen-rules --like ipc -n 100 --seed 1            # to stdout"
+)]
+pub struct GenRulesArgs {
+    /// Which ClassBench seed the set resembles.
+    #[arg(long, value_enum)]
+    pub like: LikeArg,
+    /// Number of filters.
+    #[arg(short = 'n', long, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
+    pub count: u32,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Filter set output, or - for stdout.
+    #[arg(short = 'o', long, default_value = "-")]
+    pub output: PathBuf,
+    /// Also write a header trace here.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Headers in the trace.
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
+    pub trace_n: u32,
+}
+
+/// The trace's seed is derived from the set's, so one `--seed` names both.
+fn trace_seed(seed: u64) -> u64 {
+    seed ^ 0x7472_6163_6521_2121
+}
+
+fn read_filters(path: &Path) -> Result<Vec<Filter>, Failure> {
+    let text = read_text(path)?;
+    parse_filters(&text).map_err(|e| Failure::Rules(format!("{}:{e}", path.display())))
+}
+
+fn read_trace(path: &Path) -> Result<Vec<Header>, Failure> {
+    let text = read_text(path)?;
+    parse_trace(&text).map_err(|e| Failure::Rules(format!("{}:{e}", path.display())))
+}
+
+pub fn import(args: &ImportArgs) -> Result<(), Failure> {
+    match &args.format {
+        ImportFormat::Classbench { file } => {
+            let filters = read_filters(file)?;
+            let text = import_text(&filters, &file.display().to_string());
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| Failure::from_io("stdout", e))
+        }
+    }
+}
+
+pub fn gen_rules(args: &GenRulesArgs) -> Result<(), Failure> {
+    let filters = gen::filters(args.like.into(), args.count as usize, args.seed);
+    write_file(&args.output, &gen::write_filters(&filters))?;
+    if let Some(path) = &args.trace {
+        let headers = gen::trace(&filters, args.trace_n as usize, trace_seed(args.seed));
+        write_file(path, &gen::write_trace(&headers))?;
+    }
+    Ok(())
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
+    let mut out = create_output(path)?;
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::from_io(&path.display().to_string(), e))
+}
+
+/// How the trace's filter# column compares with the answers.
+#[derive(Debug, Default, Serialize)]
+pub struct ExpectedCheck {
+    /// Headers with a filter# (0 = drawn at random, not checked).
+    pub checked: u64,
+    /// First match is the listed filter.
+    pub same: u64,
+    /// First match is an earlier filter (it shadows the listed one).
+    pub earlier: u64,
+    /// First match is later than the listed filter, or none: the listed
+    /// filter does not hold its header (a trace from elsewhere may number
+    /// filters differently).
+    pub contradicting: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub rules: String,
+    pub trace: String,
+    pub filters: usize,
+    pub headers: usize,
+    /// How headers became packets (see weir_classbench::to_weir).
+    pub encoding: &'static str,
+    pub classified: bool,
+    /// Compile plus engine (classifier) construction, milliseconds.
+    pub build_ms: f64,
+    pub classifier_bytes: usize,
+    pub iterations: u32,
+    /// Median over the timed passes.
+    pub ns_per_packet: f64,
+    pub packets_per_second: f64,
+    pub min_ns_per_packet: f64,
+    /// Headers with a matching filter.
+    pub matched: u64,
+    pub expected: ExpectedCheck,
+}
+
+pub fn classbench(args: &ClassbenchArgs) -> Result<(), Failure> {
+    let filters = read_filters(&args.rules)?;
+    let headers = read_trace(&args.trace)?;
+
+    let build = Instant::now();
+    let compiled = Compiled::new(&filters);
+    let program = weir_engine::compile(
+        &compiled.ruleset,
+        &Names::default(),
+        &CompileOptions::default(),
+    )
+    .map_err(|d| {
+        Failure::Runtime(format!(
+            "{}: the filters did not compile: {}",
+            args.rules.display(),
+            d.first().map_or_else(String::new, |d| d.message.clone())
+        ))
+    })?;
+    let mut engine = Engine::new(program);
+    engine.set_linear(args.linear);
+    let build_ms = build.elapsed().as_secs_f64() * 1e3;
+
+    let packets: Vec<_> = headers.iter().map(|h| compiled.packet(h)).collect();
+    // Untimed first pass: the answers.
+    let answers: Vec<u32> = packets
+        .iter()
+        .map(|p| compiled.filter_number(engine.decide(p).rule))
+        .collect();
+    let mut per_packet = Vec::with_capacity(args.iter as usize);
+    for _ in 0..args.iter {
+        let start = Instant::now();
+        let mut sum = 0usize;
+        for p in &packets {
+            sum = sum.wrapping_add(engine.decide(black_box(p)).rule.unwrap_or(0));
+        }
+        black_box(sum);
+        let ns = start.elapsed().as_nanos() as f64;
+        per_packet.push(ns / packets.len().max(1) as f64);
+    }
+    per_packet.sort_by(f64::total_cmp);
+    let median = per_packet[per_packet.len() / 2];
+
+    let mut expected = ExpectedCheck::default();
+    for (h, &a) in headers.iter().zip(&answers) {
+        if let Some(src @ 1..) = h.filter {
+            expected.checked += 1;
+            if a == src {
+                expected.same += 1;
+            } else if a != 0 && a < src {
+                expected.earlier += 1;
+            } else {
+                expected.contradicting += 1;
+            }
+        }
+    }
+
+    if let Some(path) = &args.verdicts {
+        let mut text = String::with_capacity(answers.len() * 6);
+        let mut buf = itoa::Buffer::new();
+        for a in &answers {
+            text.push_str(buf.format(*a));
+            text.push('\n');
+        }
+        write_file(path, &text)?;
+    }
+
+    let report = Report {
+        rules: args.rules.display().to_string(),
+        trace: args.trace.display().to_string(),
+        filters: filters.len(),
+        headers: headers.len(),
+        encoding: compiled.encoding.name(),
+        classified: engine.classified(),
+        build_ms,
+        classifier_bytes: engine.classifier_memory(),
+        iterations: args.iter,
+        ns_per_packet: median,
+        packets_per_second: if median > 0.0 { 1e9 / median } else { 0.0 },
+        min_ns_per_packet: per_packet[0],
+        matched: answers.iter().filter(|&&a| a != 0).count() as u64,
+        expected,
+    };
+    let text = if args.json {
+        serde_json::to_string_pretty(&report).expect("report serialises") + "\n"
+    } else {
+        table(&report)
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::from_io("stdout", e))
+}
+
+fn table(r: &Report) -> String {
+    let e = &r.expected;
+    let mut s = format!(
+        "filters          {}\n\
+         headers          {} ({} matched a filter)\n\
+         encoding         {}\n\
+         walk             {}\n\
+         build            {:.1} ms, classifier {} KiB\n\
+         ns/packet        {:.1} median of {} passes (min {:.1})\n\
+         packets/s        {:.0}\n",
+        r.filters,
+        r.headers,
+        r.matched,
+        r.encoding,
+        if r.classified { "classifier" } else { "linear" },
+        r.build_ms,
+        r.classifier_bytes / 1024,
+        r.ns_per_packet,
+        r.iterations,
+        r.min_ns_per_packet,
+        r.packets_per_second,
+    );
+    if e.checked > 0 {
+        s += &format!(
+            "trace filter#    {} checked: {} answered by it, {} by an earlier filter, {} contradicting\n",
+            e.checked, e.same, e.earlier, e.contradicting
+        );
+    }
+    s
+}
