@@ -255,6 +255,8 @@ impl Worker<'_> {
                 } else {
                     Direction::In
                 };
+                // States age by the kernel's receive timestamps.
+                engine.set_time(f.ts_ns);
                 let w = match engine.decide(&p).verdict {
                     Verdict::Pass => pass.as_deref_mut(),
                     Verdict::Drop => drop.as_deref_mut(),

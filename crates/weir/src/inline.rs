@@ -140,6 +140,8 @@ pub fn run(args: &InlineArgs) -> Result<(), Failure> {
     let mut failure = None;
     while !stop.requested() && queue.stats.packets < limit {
         let room = usize::try_from(limit - queue.stats.packets).unwrap_or(MAX_BATCH);
+        // Dynamic states age by the clock, read once per batch.
+        filter.engine.set_time(now_ns());
         if let Err(e) = queue.process(room.min(MAX_BATCH), |p| filter.decide(p)) {
             failure = Some(Failure::Runtime(format!("queue {}: {e}", args.queue)));
             break;
@@ -200,6 +202,65 @@ pub fn run(args: &InlineArgs) -> Result<(), Failure> {
     failure.map_or(Ok(()), Err)
 }
 
+/// Wall-clock nanoseconds (a vDSO read, no system call).
+fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// Dynamic-state counts, when the ruleset keeps states.
+fn state_samples(engine: &Engine) -> Vec<Sample> {
+    let Some(t) = engine.states() else {
+        return Vec::new();
+    };
+    let s = t.stats();
+    let sample = |name, help, kind, labels, value| Sample {
+        name,
+        help,
+        kind,
+        labels,
+        value,
+    };
+    vec![
+        sample(
+            "weir_states",
+            "Dynamic states alive.",
+            Kind::Gauge,
+            "",
+            s.live,
+        ),
+        sample(
+            "weir_states_created_total",
+            "Dynamic states made by keep-state, record-state and limit rules.",
+            Kind::Counter,
+            "",
+            s.created,
+        ),
+        sample(
+            "weir_states_expired_total",
+            "Dynamic states that outlived their lifetime.",
+            Kind::Counter,
+            "",
+            s.expired,
+        ),
+        sample(
+            "weir_states_refused_total",
+            "New states refused (the packet was denied).",
+            Kind::Counter,
+            "reason=\"full\"",
+            s.refused_full,
+        ),
+        sample(
+            "weir_states_refused_total",
+            "New states refused (the packet was denied).",
+            Kind::Counter,
+            "reason=\"limit\"",
+            s.refused_limit,
+        ),
+    ]
+}
+
 /// The queue's and the reloader's counters, beside the engine's.
 fn samples(queue: &Queue, reload: &Reloader<Engine>, engine: &Engine) -> Vec<Sample> {
     let k = queue.kernel_counters().unwrap_or_default();
@@ -218,7 +279,7 @@ fn samples(queue: &Queue, reload: &Reloader<Engine>, engine: &Engine) -> Vec<Sam
         labels: "",
         value,
     };
-    vec![
+    let mut out = vec![
         c(
             "weir_queue_verdicts_total",
             "Verdicts sent to the kernel.",
@@ -283,5 +344,7 @@ fn samples(queue: &Queue, reload: &Reloader<Engine>, engine: &Engine) -> Vec<Sam
             "Rules in the running ruleset (the default rule included).",
             engine.program.rules.len() as u64,
         ),
-    ]
+    ];
+    out.extend(state_samples(engine));
+    out
 }

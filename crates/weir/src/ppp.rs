@@ -189,7 +189,7 @@ pub fn programs_to_check(
     let mut out = Vec::new();
     let mut failures = Vec::new();
     for set in sets {
-        match compile_set(&file, &text, &filters, set, args, names, &opts) {
+        match compile_set(&file, &text, &filters, set, args, names, opts) {
             Ok(p) => out.push((format!("{file} (set filter {})", set.word()), p)),
             Err(Failure::Rules(msg)) => failures.push(msg),
             Err(other) => return Err(other),

@@ -429,7 +429,7 @@ fn metrics_serve_prometheus_counters() {
     let dir = tempfile::tempdir().unwrap();
     let rules = rules_file(
         &dir,
-        "100 allow udp from any to any 5001\n300 deny udp from any to any 5002\n",
+        "100 allow udp from any to any 5001 keep-state\n300 deny udp from any to any 5002\n",
     );
     let _rx = (receiver(&net, 5001), receiver(&net, 5002));
     let weir = Weir::start(&net, &rules, &["--metrics", "127.0.0.1:0", "--json"]);
@@ -485,6 +485,15 @@ fn metrics_serve_prometheus_counters() {
             &text,
             "weir_queue_kernel_drops_total{reason=\"queue_full\"}"
         ),
+        Some(0)
+    );
+    // Rule 100 keeps state: its flows are alive (UDP lifetime 10 s), and
+    // the state-matched packets still count for rule 100 (30 above).
+    let created = metric(&text, "weir_states_created_total").expect("state metrics");
+    assert!(created >= 1, "{text}");
+    assert_eq!(metric(&text, "weir_states"), Some(created), "{text}");
+    assert_eq!(
+        metric(&text, "weir_states_refused_total{reason=\"full\"}"),
         Some(0)
     );
     let (json, _) = weir.stop();

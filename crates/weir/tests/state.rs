@@ -13,29 +13,11 @@ const ACK: u8 = 0x10;
 const FIN: u8 = 0x01;
 const SEC: u64 = 1_000_000_000;
 
-/// `rule,action` per packet.
+/// `rule,action` per packet; the run must succeed.
 fn verdicts(rules: &Path, trace: &Path, extra: &[&str]) -> Vec<String> {
-    let mut args = vec![
-        "run".to_owned(),
-        rules.display().to_string(),
-        "-r".into(),
-        trace.display().to_string(),
-        "--verdicts".into(),
-        "-".into(),
-        "-q".into(),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let out = weir_ok(&args);
-    parse_verdicts(&stdout(&out))
-        .into_iter()
-        .map(|v| {
-            format!(
-                "{},{}",
-                v.rule.map_or("-".into(), |r| r.to_string()),
-                v.action
-            )
-        })
-        .collect()
+    let out = run_verdicts(rules, trace, extra);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    rule_actions(&out)
 }
 
 const STATEFUL: &str = "\
@@ -159,13 +141,7 @@ fn states_are_listed_and_counted() {
         "-q",
         "--json",
     ]);
-    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let summary = json["weir"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find_map(|i| i.get("summary"))
-        .unwrap();
+    let summary = json_summary(&out);
     let stats = &summary["states"]["stats"];
     assert_eq!(stats["created"], 2);
     assert_eq!(stats["matched"], 1);
@@ -195,13 +171,7 @@ fn a_full_table_refuses_new_flows_and_denies_them() {
         "--sysctl",
         "dyn_max=1000",
     ]);
-    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let summary = json["weir"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find_map(|i| i.get("summary"))
-        .unwrap();
+    let summary = json_summary(&out);
     assert_eq!(summary["states"]["stats"]["created"], 1000);
     assert_eq!(summary["states"]["stats"]["refused_full"], 4000);
     assert_eq!(

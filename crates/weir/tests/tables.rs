@@ -5,34 +5,6 @@
 mod common;
 
 use common::*;
-use std::path::Path;
-
-fn rules_of(out: &std::process::Output) -> Vec<String> {
-    parse_verdicts(&stdout(out))
-        .into_iter()
-        .map(|v| {
-            format!(
-                "{},{}",
-                v.rule.map_or("-".into(), |r| r.to_string()),
-                v.action
-            )
-        })
-        .collect()
-}
-
-fn run(rules: &Path, trace: &Path, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "run".to_owned(),
-        rules.display().to_string(),
-        "-r".into(),
-        trace.display().to_string(),
-        "--verdicts".into(),
-        "-".into(),
-        "-q".into(),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    weir(&args)
-}
 
 fn udp_from(src: [u8; 4]) -> Vec<u8> {
     ipv4(src, [192, 0, 2, 1], 17, 1000, 53, 0)
@@ -69,18 +41,18 @@ fn tables_from_files_and_lines_decide_by_longest_prefix() {
             (4, udp_from([11, 0, 0, 1])),   // in no table
         ],
     );
-    let out = run(
+    let out = run_verdicts(
         &rules,
         &trace,
         &["--table", &format!("blocklist={}", blocklist.display())],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
-        rules_of(&out),
+        rule_actions(&out),
         ["100,allow", "200,deny", "500,allow", "650,deny", "400,deny"]
     );
     // The classifier and the linear walk agree.
-    let linear = run(
+    let linear = run_verdicts(
         &rules,
         &trace,
         &[
@@ -89,7 +61,7 @@ fn tables_from_files_and_lines_decide_by_longest_prefix() {
             &format!("blocklist={}", blocklist.display()),
         ],
     );
-    assert_eq!(rules_of(&out), rules_of(&linear));
+    assert_eq!(rule_actions(&out), rule_actions(&linear));
 }
 
 #[test]
@@ -110,9 +82,9 @@ fn lookup_and_ipv6_tables() {
             (1, ipv4([10, 0, 0, 1], [198, 51, 100, 1], 17, 1, 2, 0)),
         ],
     );
-    let out = run(&rules, &trace, &[]);
+    let out = run_verdicts(&rules, &trace, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(rules_of(&out), ["100,deny", "200,allow"]);
+    assert_eq!(rule_actions(&out), ["100,deny", "200,allow"]);
     let check = weir(["check", "--print", &rules.display().to_string()]);
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
     let printed = stdout(&check);

@@ -330,3 +330,41 @@ pub fn write_rules(dir: &Path, text: &str) -> PathBuf {
     std::fs::write(&path, text).unwrap();
     path
 }
+
+/// `weir run RULES -r TRACE --verdicts - -q EXTRA…`, whatever its exit.
+pub fn run_verdicts(rules: &Path, trace: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "run".to_owned(),
+        rules.display().to_string(),
+        "-r".into(),
+        trace.display().to_string(),
+        "--verdicts".into(),
+        "-".into(),
+        "-q".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    weir(&args)
+}
+
+/// `rule,action` per packet of a verdicts CSV on stdout (`-` for none).
+pub fn rule_actions(out: &Output) -> Vec<String> {
+    parse_verdicts(&stdout(out))
+        .into_iter()
+        .map(|v| {
+            let rule = v.rule.map_or("-".into(), |r| r.to_string());
+            format!("{rule},{}", v.action)
+        })
+        .collect()
+}
+
+/// The `summary` object of `weir run --json` output.
+pub fn json_summary(out: &Output) -> serde_json::Value {
+    let json: serde_json::Value = serde_json::from_str(&stdout(out)).expect("JSON output");
+    json["weir"]
+        .as_array()
+        .expect("a weir array")
+        .iter()
+        .find_map(|i| i.get("summary"))
+        .expect("a summary")
+        .clone()
+}
