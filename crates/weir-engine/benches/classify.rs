@@ -3,7 +3,7 @@
 //! `cargo bench -p weir-engine --bench classify`: ClassBench-like rulesets
 //! (`common/rulegen.rs`, seed 1) of 1k, 10k and 100k rules of each kind
 //! (acl, fw, ipc), with a trace of packets drawn from the rules (seed 2),
-//! through the default walk (bitsets up to 1024 rules, trees above) and,
+//! through the default walk (bitsets up to 1024 rules, tries above) and,
 //! at 1k and 10k rules, the linear walk. Criterion reports packets/s; the
 //! build time, classifier memory and average candidate count are printed
 //! first. `WEIR_BENCH_FILTER=acl-10k` builds only the sets whose name

@@ -1,7 +1,7 @@
 //! The engine: a program, its counters, policy for frames that are not
 //! well-formed IP, and the logger, behind one `decide(packet)` call.
 
-use crate::classify::{BitClassifier, Classifier, TreeClassifier};
+use crate::classify::{BitClassifier, Classifier, Leaves, TrieClassifier, BATCH};
 use crate::eval::StateCtx;
 use crate::eval::{
     evaluate, CandidateBits, CandidateList, Linear, NoObserver, Observer, RuleCounter,
@@ -93,7 +93,7 @@ pub struct Engine {
     /// Candidate rules per packet (None: walk every rule).
     classifier: Option<Classifier>,
     /// The current packet's candidates, reused: a bitset for
-    /// `Classifier::Bits`, a list (capacity fixed at build) for `Tree`.
+    /// `Classifier::Bits`, a list (capacity fixed at build) for `Trie`.
     candidates: Candidates,
     /// Dynamic states, when the program makes or probes any.
     states: Option<StateTable>,
@@ -112,7 +112,7 @@ impl Candidates {
                 bits: vec![0; b.words()],
                 list: Vec::new(),
             },
-            Some(Classifier::Tree(t)) => Candidates {
+            Some(Classifier::Trie(t)) => Candidates {
                 bits: Vec::new(),
                 list: Vec::with_capacity(t.max_candidates()),
             },
@@ -125,7 +125,7 @@ impl Candidates {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum WalkKind {
-    /// The bitsets up to `classify::BITS_UP_TO_RULES` rules, the trees
+    /// The bitsets up to `classify::BITS_UP_TO_RULES` rules, the tries
     /// beyond (either falls back to linear when too big to build).
     #[default]
     Auto,
@@ -133,8 +133,8 @@ pub enum WalkKind {
     Linear,
     /// Per-field bitsets (tests and benchmarks force it).
     Bits,
-    /// Partitioned decision trees (tests and benchmarks force it).
-    Tree,
+    /// Byte tries, one per partition (tests and benchmarks force it).
+    Trie,
 }
 
 /// Below this many rules a linear walk is cheaper than the classifier's
@@ -185,7 +185,7 @@ impl Engine {
             WalkKind::Linear => None,
             WalkKind::Auto => Classifier::build(prog),
             WalkKind::Bits => BitClassifier::build(prog).map(|b| Classifier::Bits(Box::new(b))),
-            WalkKind::Tree => TreeClassifier::build(prog).map(Classifier::Tree),
+            WalkKind::Trie => TrieClassifier::build(prog).map(Classifier::Trie),
         };
         self.candidates = Candidates::for_classifier(self.classifier.as_ref());
     }
@@ -200,7 +200,7 @@ impl Engine {
         match self.classifier {
             None => WalkKind::Linear,
             Some(Classifier::Bits(_)) => WalkKind::Bits,
-            Some(Classifier::Tree(_)) => WalkKind::Tree,
+            Some(Classifier::Trie(_)) => WalkKind::Trie,
         }
     }
 
@@ -215,7 +215,7 @@ impl Engine {
                 let ones = self.candidates.bits.iter().map(|w| w.count_ones() as usize);
                 ones.sum()
             }
-            Some(Classifier::Tree(c)) if p.l3 == L3::Ip => {
+            Some(Classifier::Trie(c)) if p.l3 == L3::Ip => {
                 if c.candidates(p, class, &mut self.candidates.list) {
                     self.candidates.list.len()
                 } else {
@@ -291,6 +291,40 @@ impl Engine {
     /// tried to `obs` (for `explain` and cost accounting).
     #[inline]
     pub fn decide_observed<O: Observer>(&mut self, p: &Packet, obs: &mut O) -> Decision {
+        self.decide_walked(p, None, obs)
+    }
+
+    /// Decides `packets` in order, exactly as [`decide`](Self::decide) one
+    /// by one would, into `out` (cleared first). With the trie classifier
+    /// the packets' walks run [`BATCH`] at a time, interleaved, so their
+    /// cache misses overlap; states, counters and logs still follow packet
+    /// order (a packet sees the states its predecessors made).
+    pub fn decide_batch(&mut self, packets: &[Packet], out: &mut Vec<Decision>) {
+        out.clear();
+        let mut leaves = [Leaves::LINEAR; BATCH];
+        for chunk in packets.chunks(BATCH) {
+            match &self.classifier {
+                Some(Classifier::Trie(c)) => c.walk_batch(chunk, &mut leaves),
+                _ => {
+                    out.extend(chunk.iter().map(|p| self.decide(p)));
+                    continue;
+                }
+            }
+            for (p, l) in chunk.iter().zip(&leaves) {
+                out.push(self.decide_walked(p, Some(l), &mut NoObserver));
+            }
+        }
+    }
+
+    /// [`decide_observed`](Self::decide_observed), with the classifier's
+    /// walk already done for this packet when `leaves` is given.
+    #[inline]
+    fn decide_walked<O: Observer>(
+        &mut self,
+        p: &Packet,
+        leaves: Option<&Leaves>,
+        obs: &mut O,
+    ) -> Decision {
         self.stats.packets += 1;
         let decision = match p.l3 {
             L3::Ip => {
@@ -325,6 +359,7 @@ impl Engine {
                 };
                 let walk = Walker {
                     classifier: classifier.as_ref(),
+                    leaves,
                     candidates,
                     class,
                     state: &mut state,
@@ -415,6 +450,8 @@ impl Engine {
 /// evaluator over them.
 struct Walker<'a, 's> {
     classifier: Option<&'a Classifier>,
+    /// The trie walk's result, when done ahead (batches).
+    leaves: Option<&'a Leaves>,
     candidates: &'a mut Candidates,
     /// The packet's class bits, `class::STATE` included when it has a state.
     class: u32,
@@ -440,7 +477,12 @@ impl Walker<'_, '_> {
                 let walk = CandidateBits(bits);
                 evaluate::<D, O, _>(program, env, &walk, p, class, state, counters, log, obs)
             }
-            Some(Classifier::Tree(c)) if c.candidates(p, class, &mut self.candidates.list) => {
+            Some(Classifier::Trie(c))
+                if match self.leaves {
+                    Some(l) => c.collect(l, class, &mut self.candidates.list),
+                    None => c.candidates(p, class, &mut self.candidates.list),
+                } =>
+            {
                 let walk = CandidateList::new(&self.candidates.list, program.default_index());
                 evaluate::<D, O, _>(program, env, &walk, p, class, state, counters, log, obs)
             }

@@ -60,7 +60,7 @@ impl Walk for CandidateBits<'_> {
     }
 }
 
-/// The tree classifier's candidates for this packet: rule indices in
+/// The trie classifier's candidates for this packet: rule indices in
 /// order. A cursor remembers the last answer, so the usual forward moves
 /// cost a step or two; only `return` moves back (a binary search).
 pub struct CandidateList<'a> {

@@ -27,7 +27,7 @@ fn differential(kind: Kind, n: usize, seed: u64, extras: bool, packets: usize) {
     let rs = rulegen::ruleset(kind, n, seed, extras);
     let trace = rulegen::trace(&rs, packets, seed + 1);
     let mut linear = engine(&rs.text, WalkKind::Linear);
-    let mut walks = vec![engine(&rs.text, WalkKind::Tree)];
+    let mut walks = vec![engine(&rs.text, WalkKind::Trie)];
     if n <= 2000 {
         walks.push(engine(&rs.text, WalkKind::Bits));
     }
@@ -40,8 +40,10 @@ fn differential(kind: Kind, n: usize, seed: u64, extras: bool, packets: usize) {
         );
     }
     let mut decided_by_rule = 0;
+    let mut linear_decisions = Vec::with_capacity(trace.len());
     for (k, p) in trace.iter().enumerate() {
         let want = linear.decide(p);
+        linear_decisions.push(want);
         decided_by_rule += usize::from(want.rule != Some(n));
         for e in &mut walks {
             assert_eq!(
@@ -53,6 +55,23 @@ fn differential(kind: Kind, n: usize, seed: u64, extras: bool, packets: usize) {
             );
         }
     }
+    // The trie walked in batches (`decide_batch`): the same decisions, in
+    // packet order, and the same counters.
+    let mut batched = engine(&rs.text, WalkKind::Trie);
+    let mut decisions = Vec::new();
+    for (c, chunk) in trace.chunks(37).enumerate() {
+        batched.decide_batch(chunk, &mut decisions);
+        for (k, (p, got)) in chunk.iter().zip(&decisions).enumerate() {
+            let k = c * 37 + k;
+            assert_eq!(
+                Some(got),
+                linear_decisions.get(k),
+                "{} {n} rules seed {seed}, batched, packet {k}: {p:?}",
+                kind.name()
+            );
+        }
+    }
+    walks.push(batched);
     for e in &walks {
         assert!(
             e.counters() == linear.counters(),

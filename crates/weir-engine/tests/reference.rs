@@ -609,7 +609,7 @@ proptest! {
         // Both dispatchers, each with both classifiers and the linear walk.
         let mut engines: Vec<Engine> = [DispatchKind::Match, DispatchKind::Table]
             .into_iter()
-            .flat_map(|d| [(d, WalkKind::Bits), (d, WalkKind::Linear), (d, WalkKind::Tree)])
+            .flat_map(|d| [(d, WalkKind::Bits), (d, WalkKind::Linear), (d, WalkKind::Trie)])
             .map(|(d, walk)| {
                 let mut e = Engine::new(prog.clone());
                 e.dispatch = d;
@@ -624,7 +624,7 @@ proptest! {
             })
             .collect();
         let walks: Vec<WalkKind> = engines.iter().map(Engine::walk_kind).collect();
-        assert_eq!(&walks[..3], &[WalkKind::Bits, WalkKind::Linear, WalkKind::Tree]);
+        assert_eq!(&walks[..3], &[WalkKind::Bits, WalkKind::Linear, WalkKind::Trie]);
         let mut ref_counts = vec![0u64; prog.rules.len()];
         for (p, gap) in &packets {
             reference.now += gap;

@@ -102,7 +102,7 @@ fn check_accepts_demo_rules() {
     assert!(out.stdout.is_empty());
 }
 
-/// `--stats` on 1,500 rules (the tree classifier) that each allow one
+/// `--stats` on 1,500 rules (the trie classifier) that each allow one
 /// port no generated packet uses, then the default rule: every packet's
 /// candidates are few, and the linear walk would try all 1,501.
 #[test]
@@ -124,7 +124,7 @@ fn check_stats_reports_the_classifier() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("1500 rules"), "{text}");
-    assert!(text.contains("walk:        tree\n"), "{text}");
+    assert!(text.contains("walk:        trie\n"), "{text}");
     let field = |name: &str| -> f64 {
         let line = text
             .lines()

@@ -9,7 +9,7 @@
 //! field admits it. A packet looks up its interval in each field (binary
 //! search) and ANDs the bitsets: what is left, in rule order, are its
 //! candidates. Memory grows as rules × intervals and the AND as rules / 64
-//! per packet, which is why large rulesets use the tree (`tree.rs`).
+//! per packet, which is why large rulesets use the tries (`trie.rs`).
 
 use super::fields::{family4, in_mapped, Constraints, Set, Step, NO_PORTS};
 use crate::program::{class, Program};

@@ -9,26 +9,27 @@
 //!
 //! Two schemes, chosen by ruleset size (BENCHMARKS.md, "Classifying large
 //! rulesets"): per-field bitsets (`bits.rs`) for small rulesets, where one
-//! AND of a few words is hard to beat, and partitioned decision trees
-//! (`tree.rs`) past [`BITS_UP_TO_RULES`] rules, whose cost per packet does
-//! not grow with the ruleset.
+//! AND of a few words is hard to beat, and byte tries (`trie.rs`, over
+//! the rules as `family.rs` indexes them) past [`BITS_UP_TO_RULES`]
+//! rules, whose cost per packet hardly grows with the ruleset.
 
 mod bits;
+mod family;
 mod fields;
-mod tree;
+mod trie;
 
 pub use bits::{next_candidate, BitClassifier};
-pub use tree::TreeClassifier;
+pub use trie::{Leaves, TrieClassifier, BATCH};
 
 use crate::program::Program;
 
-/// Rulesets up to this many rules use the bitsets; larger ones the trees.
+/// Rulesets up to this many rules use the bitsets; larger ones the tries.
 pub const BITS_UP_TO_RULES: usize = 1024;
 
 pub enum Classifier {
     /// Boxed: the bitsets' field tables are large inline structs.
     Bits(Box<BitClassifier>),
-    Tree(TreeClassifier),
+    Trie(TrieClassifier),
 }
 
 impl Classifier {
@@ -38,7 +39,7 @@ impl Classifier {
         if prog.rules.len() <= BITS_UP_TO_RULES {
             BitClassifier::build(prog).map(|b| Classifier::Bits(Box::new(b)))
         } else {
-            TreeClassifier::build(prog).map(Classifier::Tree)
+            TrieClassifier::build(prog).map(Classifier::Trie)
         }
     }
 
@@ -46,7 +47,7 @@ impl Classifier {
     pub fn memory(&self) -> usize {
         match self {
             Classifier::Bits(c) => c.memory(),
-            Classifier::Tree(c) => c.memory(),
+            Classifier::Trie(c) => c.memory(),
         }
     }
 }
