@@ -3,9 +3,7 @@
 
 use crate::classify::{BitClassifier, Classifier, Leaves, TrieClassifier, BATCH};
 use crate::eval::StateCtx;
-use crate::eval::{
-    evaluate, CandidateBits, CandidateList, Linear, NoObserver, Observer, RuleCounter,
-};
+use crate::eval::{evaluate, CandidateBits, Linear, NoObserver, Observer, RuleCounter};
 use crate::log::Logger;
 use crate::ops::{packet_class, Dispatch, Env, MatchDispatch, TableDispatch};
 use crate::program::{class, Program, Verdict};
@@ -92,8 +90,8 @@ pub struct Engine {
     logger: Option<Logger>,
     /// Candidate rules per packet (None: walk every rule).
     classifier: Option<Classifier>,
-    /// The current packet's candidates, reused: a bitset for
-    /// `Classifier::Bits`, a list (capacity fixed at build) for `Trie`.
+    /// The current packet's candidate bitset (`Classifier::Bits`),
+    /// reused; the tries' candidates are merged in place (`TrieWalk`).
     candidates: Candidates,
     /// Dynamic states, when the program makes or probes any.
     states: Option<StateTable>,
@@ -102,7 +100,6 @@ pub struct Engine {
 #[derive(Default)]
 struct Candidates {
     bits: Vec<u64>,
-    list: Vec<u32>,
 }
 
 impl Candidates {
@@ -110,13 +107,8 @@ impl Candidates {
         match c {
             Some(Classifier::Bits(b)) => Candidates {
                 bits: vec![0; b.words()],
-                list: Vec::new(),
             },
-            Some(Classifier::Trie(t)) => Candidates {
-                bits: Vec::new(),
-                list: Vec::with_capacity(t.max_candidates()),
-            },
-            None => Candidates::default(),
+            _ => Candidates::default(),
         }
     }
 }
@@ -216,8 +208,9 @@ impl Engine {
                 ones.sum()
             }
             Some(Classifier::Trie(c)) if p.l3 == L3::Ip => {
-                if c.candidates(p, class, &mut self.candidates.list) {
-                    self.candidates.list.len()
+                let mut list = Vec::new(); // statistics only, not the packet path
+                if c.candidates(p, class, &mut list) {
+                    list.len()
                 } else {
                     all
                 }
@@ -477,14 +470,23 @@ impl Walker<'_, '_> {
                 let walk = CandidateBits(bits);
                 evaluate::<D, O, _>(program, env, &walk, p, class, state, counters, log, obs)
             }
-            Some(Classifier::Trie(c))
-                if match self.leaves {
-                    Some(l) => c.collect(l, class, &mut self.candidates.list),
-                    None => c.candidates(p, class, &mut self.candidates.list),
-                } =>
-            {
-                let walk = CandidateList::new(&self.candidates.list, program.default_index());
-                evaluate::<D, O, _>(program, env, &walk, p, class, state, counters, log, obs)
+            Some(Classifier::Trie(c)) => {
+                let own;
+                let leaves = match self.leaves {
+                    Some(l) => l,
+                    None => {
+                        own = c.leaves(p);
+                        &own
+                    }
+                };
+                match c.merge(leaves, class, program.default_index()) {
+                    Some(walk) => evaluate::<D, O, _>(
+                        program, env, &walk, p, class, state, counters, log, obs,
+                    ),
+                    None => evaluate::<D, O, _>(
+                        program, env, &Linear, p, class, state, counters, log, obs,
+                    ),
+                }
             }
             _ => evaluate::<D, O, _>(program, env, &Linear, p, class, state, counters, log, obs),
         }

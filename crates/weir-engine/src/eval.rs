@@ -5,7 +5,7 @@
 //!   and only grows, except on `return`, which resumes after the `call`
 //!   that was taken. Every move goes through `walk.next(j)`: the first rule
 //!   at or after `j` that can match (every rule for [`Linear`], a
-//!   classifier's candidates for [`CandidateBits`] and [`CandidateList`]).
+//!   classifier's candidates for [`CandidateBits`] and `TrieWalk`).
 //! - `stack`/`depth`: return points of taken `call`s (at most
 //!   `CALL_STACK_DEPTH`); `calls` counts calls taken for this packet, capped
 //!   at `MAX_CALLS` so a hostile ruleset cannot make a walk run long.
@@ -57,43 +57,6 @@ impl Walk for CandidateBits<'_> {
     #[inline(always)]
     fn next(&self, i: usize) -> usize {
         crate::classify::next_candidate(self.0, i)
-    }
-}
-
-/// The trie classifier's candidates for this packet: rule indices in
-/// order. A cursor remembers the last answer, so the usual forward moves
-/// cost a step or two; only `return` moves back (a binary search).
-pub struct CandidateList<'a> {
-    list: &'a [u32],
-    cursor: std::cell::Cell<usize>,
-    /// The default rule's index: the answer past the list's end, which a
-    /// correct list never reaches (it ends where the walk surely stops).
-    last: usize,
-}
-
-impl<'a> CandidateList<'a> {
-    pub fn new(list: &'a [u32], default_rule: usize) -> CandidateList<'a> {
-        CandidateList {
-            list,
-            cursor: std::cell::Cell::new(0),
-            last: default_rule,
-        }
-    }
-}
-
-impl Walk for CandidateList<'_> {
-    #[inline(always)]
-    fn next(&self, i: usize) -> usize {
-        let list = self.list;
-        let mut k = self.cursor.get();
-        if k > 0 && list.get(k - 1).is_some_and(|&r| r as usize >= i) {
-            k = list.partition_point(|&r| (r as usize) < i);
-        }
-        while list.get(k).is_some_and(|&r| (r as usize) < i) {
-            k += 1;
-        }
-        self.cursor.set(k);
-        list.get(k).map_or(self.last, |&r| r as usize)
     }
 }
 

@@ -31,7 +31,9 @@ use super::family::{
     address_groups, jumped_over, key, needs_state, split, FamilyRules, FIELDS, PROTO,
 };
 use super::fields::{in_mapped, Constraints};
+use crate::eval::Walk;
 use crate::program::{class, Program};
+use std::cell::Cell;
 use std::collections::HashMap;
 use weir_wire::Packet;
 
@@ -46,10 +48,11 @@ const INDEX: u32 = SINGLE - 1;
 /// `pool[0]` is 0: the empty list.
 const EMPTY: u32 = LEAF;
 const NO_STOP: u32 = u32::MAX;
-/// A node's header word: its level in the low 8 bits, its segment count
-/// above. Up to this many segments, the node lists the segment starts
-/// and a packet counts those at or below its value; beyond, a bitmap of
-/// the starts and its running counts give the rank in constant time.
+/// A node's header word: the level it reads (field in bits 0–2, shift in
+/// 3–9, width in 10–13) and its segment count (from bit 14). Up to this
+/// many segments, the node lists the segment starts and a packet counts
+/// those at or below its value; beyond, a bitmap of the starts and its
+/// running counts give the rank in constant time.
 const LINEAR_SEGMENTS: usize = 16;
 /// Build limits per automaton: node words, and item visits while building.
 /// Past either, the group is split (or, at the smallest, the engine walks
@@ -76,13 +79,61 @@ pub struct Leaves {
     /// Automata walked; `LINEAR.n` when the packet walks every rule.
     n: u8,
     at: [u32; MAX_GROUPS],
+    /// A `SINGLE` leaf's rule (a list of one for `TrieWalk`).
+    single: [u32; MAX_GROUPS],
 }
 
 impl Leaves {
     pub const LINEAR: Leaves = Leaves {
         n: u8::MAX,
         at: [EMPTY; MAX_GROUPS],
+        single: [0; MAX_GROUPS],
     };
+}
+
+/// One packet's candidates: the leaves' lists (and the state probes),
+/// merged as the evaluator asks, never sorted or copied. Each list keeps
+/// a cursor, so the walk's forward moves cost a step per list.
+pub struct TrieWalk<'a> {
+    lists: [&'a [u32]; MAX_GROUPS + 1],
+    n: usize,
+    cursors: Cell<[u16; MAX_GROUPS + 1]>,
+    /// No candidate after this rule: it ends every walk that gets there.
+    stop: u32,
+    /// The default rule's index, the answer once the lists are spent.
+    last: usize,
+}
+
+impl TrieWalk<'_> {
+    /// The first candidate at or after rule `i`, if any.
+    #[inline(always)]
+    fn first_at(&self, i: usize) -> Option<u32> {
+        let mut cursors = self.cursors.get();
+        let mut best = u32::MAX;
+        for (list, c) in self.lists[..self.n].iter().zip(&mut cursors) {
+            let mut k = usize::from(*c);
+            if k > 0 && list[k - 1] as usize >= i {
+                // Back (a `return` after a `call`).
+                k = list.partition_point(|&r| (r as usize) < i);
+            }
+            while list.get(k).is_some_and(|&r| (r as usize) < i) {
+                k += 1;
+            }
+            *c = k as u16;
+            if let Some(&r) = list.get(k) {
+                best = best.min(r);
+            }
+        }
+        self.cursors.set(cursors);
+        (best != NO_STOP && best <= self.stop).then_some(best)
+    }
+}
+
+impl Walk for TrieWalk<'_> {
+    #[inline(always)]
+    fn next(&self, i: usize) -> usize {
+        self.first_at(i).map_or(self.last, |r| r as usize)
+    }
 }
 
 /// One level: which key field, and which bits of it (`(key >> shift) & mask`).
@@ -94,20 +145,14 @@ struct Level {
     bits: u8,
 }
 
-/// One automaton: a group of rules with its level order.
-struct Automaton {
-    levels: Vec<Level>,
-    root: u32,
-}
-
 pub struct TrieClassifier {
     nodes: Vec<u32>,
     pool: Vec<u32>,
-    groups4: Vec<Automaton>,
-    groups6: Vec<Automaton>,
+    /// Per family, each automaton's root (a node or a leaf).
+    roots4: Vec<u32>,
+    roots6: Vec<u32>,
     /// Candidates of every packet of a known flow (`class::STATE`).
     state: Vec<u32>,
-    max_candidates: usize,
 }
 
 impl TrieClassifier {
@@ -121,39 +166,31 @@ impl TrieClassifier {
         let mut d = TrieClassifier {
             nodes: Vec::new(),
             pool: vec![0],
-            groups4: Vec::new(),
-            groups6: Vec::new(),
+            roots4: Vec::new(),
+            roots6: Vec::new(),
             state: (0..prog.rules.len())
                 .filter(|&r| needs_state(prog, r) || prog.rules[r].probe)
                 .map(|r| r as u32)
                 .collect(),
-            max_candidates: 0,
         };
-        let mut most = [0usize; 2];
-        for (v6, most) in [false, true].into_iter().zip(&mut most) {
+        for v6 in [false, true] {
             let rules = FamilyRules::new(prog, &constraints, &jumped, v6);
-            let (automata, longest) = d.build_family(&rules)?;
-            *most = longest;
-            *if v6 { &mut d.groups6 } else { &mut d.groups4 } = automata;
+            *if v6 { &mut d.roots6 } else { &mut d.roots4 } = d.build_family(&rules)?;
         }
-        d.max_candidates = most[0].max(most[1]) + d.state.len();
         Some(d)
     }
 
     /// One automaton per address group (`address_groups`); a group past
     /// the build limits is split in two by wildness (`split`) and tried
-    /// again, up to `MAX_GROUPS` automata. Returns them and the sum of
-    /// their longest leaves; None when the rules do not fit.
-    fn build_family(&mut self, rules: &FamilyRules) -> Option<(Vec<Automaton>, usize)> {
+    /// again, up to `MAX_GROUPS` automata. Returns their roots; None when
+    /// the rules do not fit.
+    fn build_family(&mut self, rules: &FamilyRules) -> Option<Vec<u32>> {
         let mut todo = address_groups(rules);
-        let (mut built, mut most) = (Vec::new(), 0);
+        let mut built = Vec::new();
         while let Some(group) = todo.pop() {
             let mark = self.mark();
             match Builder::new(rules, &group, self).and_then(|b| b.run()) {
-                Some((a, longest)) => {
-                    built.push(a);
-                    most += longest;
-                }
+                Some(root) => built.push(root),
                 None if built.len() + todo.len() + 2 <= MAX_GROUPS && group.len() > 1 => {
                     self.reset(mark);
                     todo.extend(split(rules, group));
@@ -161,7 +198,7 @@ impl TrieClassifier {
                 None => return None,
             }
         }
-        Some((built, most))
+        Some(built)
     }
 
     fn mark(&self) -> (usize, usize) {
@@ -173,19 +210,21 @@ impl TrieClassifier {
         self.pool.truncate(p);
     }
 
-    /// The most candidates one packet can have (the buffer's capacity).
-    pub fn max_candidates(&self) -> usize {
-        self.max_candidates
-    }
-
     /// Fills `out` with packet `p`'s candidate rules in rule order; false
     /// when the packet must walk every rule (an IPv6 address inside the
-    /// IPv4-mapped block). `out` has `max_candidates()` of capacity.
+    /// IPv4-mapped block). For statistics and tests: the packet path
+    /// merges the lists in place (`merge`).
     #[inline]
     pub fn candidates(&self, p: &Packet, class: u32, out: &mut Vec<u32>) -> bool {
+        self.collect(&self.leaves(p), class, out)
+    }
+
+    /// Where packet `p`'s walks end.
+    #[inline]
+    pub fn leaves(&self, p: &Packet) -> Leaves {
         let mut leaves = [Leaves::LINEAR];
         self.walk_batch(std::slice::from_ref(p), &mut leaves);
-        self.collect(&leaves[0], class, out)
+        leaves[0]
     }
 
     /// Walks every automaton for each packet of `ps` (at most [`BATCH`]),
@@ -196,33 +235,31 @@ impl TrieClassifier {
     pub fn walk_batch(&self, ps: &[Packet], out: &mut [Leaves]) {
         debug_assert!(ps.len() <= BATCH && out.len() >= ps.len());
         let mut keys = [[0u64; FIELDS]; BATCH];
-        let mut groups: [&[Automaton]; BATCH] = [&[]; BATCH];
+        let mut roots: [&[u32]; BATCH] = [&[]; BATCH];
         for (i, p) in ps.iter().enumerate() {
-            (groups[i], keys[i]) = if p.ip_version == 4 {
+            (roots[i], keys[i]) = if p.ip_version == 4 {
                 (
-                    &self.groups4[..],
+                    &self.roots4[..],
                     key(p, p.src as u32 as u64, p.dst as u32 as u64),
                 )
             } else if p.ip_version == 6 && !in_mapped(p.src) && !in_mapped(p.dst) {
                 (
-                    &self.groups6[..],
+                    &self.roots6[..],
                     key(p, (p.src >> 64) as u64, (p.dst >> 64) as u64),
                 )
             } else {
                 out[i] = Leaves::LINEAR;
                 continue;
             };
-            out[i].n = groups[i].len() as u8;
-            for (a, g) in out[i].at.iter_mut().zip(groups[i]) {
-                *a = g.root;
-            }
+            out[i].n = roots[i].len() as u8;
+            out[i].at[..roots[i].len()].copy_from_slice(roots[i]);
         }
         loop {
             let mut inner = false;
             for i in 0..ps.len() {
-                for (a, g) in out[i].at.iter_mut().zip(groups[i]) {
+                for a in &mut out[i].at[..roots[i].len()] {
                     if *a & LEAF == 0 {
-                        *a = self.step(g, *a, &keys[i]);
+                        *a = self.step(*a, &keys[i]);
                         inner |= *a & LEAF == 0;
                     }
                 }
@@ -231,42 +268,61 @@ impl TrieClassifier {
                 break;
             }
         }
+        for l in &mut out[..ps.len()] {
+            for k in 0..usize::from(l.n).min(MAX_GROUPS) {
+                l.single[k] = l.at[k] & INDEX;
+            }
+        }
+    }
+
+    /// The walk over the candidates of a packet of class `class` whose
+    /// automata ended at `leaves` (None: it must walk every rule).
+    #[inline]
+    pub fn merge<'a>(
+        &'a self,
+        leaves: &'a Leaves,
+        class: u32,
+        default_rule: usize,
+    ) -> Option<TrieWalk<'a>> {
+        if leaves.n == Leaves::LINEAR.n {
+            return None;
+        }
+        let at = &leaves.at[..leaves.n as usize];
+        let mut w = TrieWalk {
+            lists: [&[]; MAX_GROUPS + 1],
+            n: at.len(),
+            cursors: Cell::new([0; MAX_GROUPS + 1]),
+            stop: NO_STOP,
+            last: default_rule,
+        };
+        for (k, l) in at.iter().enumerate() {
+            w.lists[k] = if l & SINGLE != 0 {
+                std::slice::from_ref(&leaves.single[k])
+            } else {
+                self.list(*l)
+            };
+        }
+        if class & class::STATE != 0 {
+            // A state's action may be anything: then no list is cut.
+            w.lists[w.n] = &self.state;
+            w.n += 1;
+        } else {
+            w.stop = at.iter().map(|&l| self.stop(l)).min().unwrap_or(NO_STOP);
+        }
+        Some(w)
     }
 
     /// The candidates of a packet of class `class` that reached `leaves`,
     /// into `out` in rule order; false when it must walk every rule.
-    #[inline]
     pub fn collect(&self, leaves: &Leaves, class: u32, out: &mut Vec<u32>) -> bool {
-        if leaves.n == Leaves::LINEAR.n {
+        let Some(w) = self.merge(leaves, class, usize::MAX) else {
             return false;
-        }
-        let at = &leaves.at[..leaves.n as usize];
-        let state = class & class::STATE != 0;
-        // A state's action may be anything: then no list is cut.
-        let stop = match state {
-            true => NO_STOP,
-            false => at.iter().map(|&l| self.stop(l)).min().unwrap_or(NO_STOP),
         };
         out.clear();
-        let mut lists = 0;
-        for &l in at {
-            let before = out.len();
-            if l & SINGLE != 0 {
-                if l & INDEX <= stop {
-                    out.push(l & INDEX);
-                }
-            } else {
-                out.extend(self.list(l).iter().take_while(|&&r| r <= stop));
-            }
-            lists += usize::from(out.len() > before);
-        }
-        if state {
-            out.extend_from_slice(&self.state);
-            lists += 1;
-        }
-        if lists > 1 {
-            out.sort_unstable();
-            out.dedup();
+        let mut i = 0;
+        while let Some(r) = w.first_at(i) {
+            out.push(r);
+            i = r as usize + 1;
         }
         true
     }
@@ -290,35 +346,36 @@ impl TrieClassifier {
 
     /// One step of automaton `a` from node `at`.
     #[inline(always)]
-    fn step(&self, a: &Automaton, at: u32, key: &[u64; FIELDS]) -> u32 {
+    fn step(&self, at: u32, key: &[u64; FIELDS]) -> u32 {
         let node = &self.nodes[at as usize..];
         let head = node[0];
-        let level = a.levels[(head & 0xff) as usize];
-        let v = (key[level.field as usize] >> level.shift) as u32 & ((1 << level.bits) - 1);
-        let n = (head >> 8) as usize;
-        let idx = if n <= LINEAR_SEGMENTS {
-            // n − 1 segment starts, then n children.
-            node[1..n].iter().filter(|&&start| v >= start).count()
+        let (field, shift, bits) = (head & 7, head >> 3 & 0x7f, head >> 10 & 0xf);
+        let v = (key[field as usize] >> shift) as u32 & ((1 << bits) - 1);
+        let n = (head >> 14) as usize;
+        if n <= LINEAR_SEGMENTS {
+            // Segment starts padded to a multiple of 4 (with u32::MAX),
+            // counted four at a time, then the n children.
+            let padded = (n - 1).next_multiple_of(4);
+            let starts = &node[1..1 + padded];
+            let idx: usize = starts
+                .chunks_exact(4)
+                .map(|c| c.iter().map(|&s| usize::from(v >= s)).sum::<usize>())
+                .sum();
+            node[1 + padded + idx]
         } else {
-            // Rank of v's segment start in the bitmap: the set bits up to v.
-            let words = (1usize << level.bits) / 32;
+            // Rank of v's segment start in the bitmap: the set bits up to
+            // v, then the children.
+            let words = (1usize << bits) / 32;
             let w = v as usize / 32;
             let before = node[1 + words + w / 2] >> (16 * (w & 1)) & 0xffff;
             let upto = node[1 + w] & (u32::MAX >> (31 - v % 32));
-            (before + upto.count_ones()) as usize - 1
-        };
-        let children = if n <= LINEAR_SEGMENTS {
-            n
-        } else {
-            let words = (1usize << level.bits) / 32;
-            1 + words + words / 2
-        };
-        node[children + idx]
+            node[words + words / 2 + (before + upto.count_ones()) as usize]
+        }
     }
 
     pub fn memory(&self) -> usize {
         (self.nodes.len() + self.pool.len() + self.state.len()) * 4
-            + (self.groups4.len() + self.groups6.len()) * size_of::<Automaton>()
+            + (self.roots4.len() + self.roots6.len()) * 4
     }
 }
 
@@ -352,7 +409,6 @@ struct Builder<'a> {
     memo: HashMap<(u8, Vec<Item>), u32, ahash::RandomState>,
     words: usize,
     work: u64,
-    most: usize,
 }
 
 impl<'a> Builder<'a> {
@@ -404,11 +460,11 @@ impl<'a> Builder<'a> {
             memo: HashMap::default(),
             words: 0,
             work: 0,
-            most: 0,
         })
     }
 
-    fn run(mut self) -> Option<(Automaton, usize)> {
+    /// The automaton's root.
+    fn run(mut self) -> Option<u32> {
         let first = self.levels[0].field as usize;
         let items: Vec<Item> = (0..self.exps.len() as u32)
             .map(|e| {
@@ -417,8 +473,7 @@ impl<'a> Builder<'a> {
             })
             .collect();
         let root = self.state(0, items)?;
-        let levels = std::mem::take(&mut self.levels);
-        Some((Automaton { levels, root }, self.most))
+        Some(root)
     }
 
     /// Whether item `it` at level `l` admits every key from here on.
@@ -484,9 +539,17 @@ impl<'a> Builder<'a> {
             return Some(refs[0]);
         }
         let at = self.out.nodes.len();
-        self.out.nodes.push(l as u32 | (n as u32) << 8);
+        let level = self.levels[l];
+        self.out.nodes.push(
+            u32::from(level.field)
+                | u32::from(level.shift) << 3
+                | u32::from(level.bits) << 10
+                | (n as u32) << 14,
+        );
         if n <= LINEAR_SEGMENTS {
             self.out.nodes.extend_from_slice(&starts[1..]);
+            let padded = (n - 1).next_multiple_of(4);
+            self.out.nodes.resize(at + 1 + padded, u32::MAX);
         } else {
             // A bit per value where a segment starts, and per word of
             // bits, how many are set before it.
@@ -582,7 +645,6 @@ impl<'a> Builder<'a> {
                 rules.push(r);
             }
         }
-        self.most = self.most.max(rules.len());
         let stop = if stops { STOP } else { 0 };
         if let [one] = rules[..] {
             return Some(LEAF | stop | SINGLE | one);
@@ -690,7 +752,7 @@ mod tests {
         text += "deny tcp from 10.0.0.0/8 to any\n";
         let prog = program(&text);
         let t = TrieClassifier::build(&prog).expect("builds");
-        let mut out = Vec::with_capacity(t.max_candidates());
+        let mut out = Vec::new();
         let p = packet(0x0a00_0705, 0xc000_0207, 6, 80);
         assert!(t.candidates(&p, crate::packet_class(&p), &mut out));
         // 10.0.7.5 → 192.0.2.7:80 is rule index 7.
@@ -724,7 +786,7 @@ mod tests {
         assert_eq!(probes.len(), 2);
         let t = TrieClassifier::build(&prog).expect("builds");
         let p = packet(0x0a00_0305, 0xc000_0201, 6, 80);
-        let mut out = Vec::with_capacity(t.max_candidates());
+        let mut out = Vec::new();
         let class = crate::packet_class(&p);
         assert!(t.candidates(&p, class, &mut out));
         let others: Vec<u32> = out
@@ -750,7 +812,7 @@ mod tests {
         let t = TrieClassifier::build(&prog).expect("builds");
         let mut p = packet(0x0a00_0001, 0x0a00_0002, 6, 80);
         p.ip_version = 6;
-        let mut out = Vec::with_capacity(t.max_candidates());
+        let mut out = Vec::new();
         assert!(!t.candidates(&p, crate::packet_class(&p), &mut out));
     }
 }
