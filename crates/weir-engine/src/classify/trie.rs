@@ -49,7 +49,7 @@ const INDEX: u32 = SINGLE - 1;
 const EMPTY: u32 = LEAF;
 const NO_STOP: u32 = u32::MAX;
 /// A node's header word: the level it reads (field in bits 0–2, shift in
-/// 3–9, width in 10–13) and its segment count (from bit 14). Up to this
+/// 3–9, width in 10–14) and its segment count (from bit 15). Up to this
 /// many segments, the node lists the segment starts and a packet counts
 /// those at or below its value; beyond, a bitmap of the starts and its
 /// running counts give the rank in constant time.
@@ -349,9 +349,9 @@ impl TrieClassifier {
     fn step(&self, at: u32, key: &[u64; FIELDS]) -> u32 {
         let node = &self.nodes[at as usize..];
         let head = node[0];
-        let (field, shift, bits) = (head & 7, head >> 3 & 0x7f, head >> 10 & 0xf);
+        let (field, shift, bits) = (head & 7, head >> 3 & 0x7f, head >> 10 & 0x1f);
         let v = (key[field as usize] >> shift) as u32 & ((1 << bits) - 1);
-        let n = (head >> 14) as usize;
+        let n = (head >> 15) as usize;
         if n <= LINEAR_SEGMENTS {
             // Segment starts padded to a multiple of 4 (with u32::MAX),
             // counted four at a time, then the n children.
@@ -431,8 +431,13 @@ impl<'a> Builder<'a> {
         for &f in &order {
             let mut left = rules.bits[f];
             while left > 0 {
-                // Take the odd bits first: a 17-bit port is read 9 + 8.
-                let take = if left.is_multiple_of(8) {
+                // The root reads 16 bits of an address (one step fewer for
+                // every packet; a 65,536-bit bitmap at most once per
+                // automaton). Else a byte, the odd bits first: a 17-bit
+                // port is read 9 + 8.
+                let take = if levels.is_empty() && f != PROTO && left >= 32 {
+                    16
+                } else if left.is_multiple_of(8) {
                     8
                 } else {
                     left % 8 + 8
@@ -544,7 +549,7 @@ impl<'a> Builder<'a> {
             u32::from(level.field)
                 | u32::from(level.shift) << 3
                 | u32::from(level.bits) << 10
-                | (n as u32) << 14,
+                | (n as u32) << 15,
         );
         if n <= LINEAR_SEGMENTS {
             self.out.nodes.extend_from_slice(&starts[1..]);
