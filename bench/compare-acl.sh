@@ -18,6 +18,8 @@
 #
 # SIZES defaults to "1000 10000" (add 100000 for the big sets), HEADERS to
 # 100000, RUNS to 3. Work files go to ${WORK:-/tmp/weir-compare-acl}.
+# ALGS="scalar avx512x32" limits the dpdk algs (each 100k-filter build
+# takes dpdk-test-acl about a minute and 5 GB).
 # Installs Debian's dpdk-dev (it ships dpdk-test-acl) when missing; exits 3
 # if it cannot.
 set -euo pipefail
@@ -49,9 +51,14 @@ algs=(scalar)
 [[ $flags == *" sse4_1 "* ]] && algs+=(sse)
 [[ $flags == *" avx2 "* ]] && algs+=(avx2)
 [[ $flags == *" avx512f "* && $flags == *" avx512bw "* && $flags == *" avx512dq "* ]] && algs+=(avx512x16 avx512x32)
+if [ -n "${ALGS:-}" ]; then
+  read -r -a algs <<< "$ALGS"
+fi
 # Without hugepages EAL's memory defaults to 64 MB, too little to build 10k
 # rules (rte_acl_build fails with ENOMEM); DPDK_MEM raises it.
-eal=(--no-huge --no-pci -l 0 -m "${DPDK_MEM:-2048}" --log-level=error --force-max-simd-bitwidth=512)
+# Its own run-time file prefix: another DPDK process may hold the default lock.
+eal=(--no-huge --no-pci -l 0 -m "${DPDK_MEM:-2048}" --log-level=error --force-max-simd-bitwidth=512
+     --file-prefix="weir-compare-$$")
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
@@ -77,7 +84,7 @@ echo "dpdk:    $(dpkg-query -W -f='${Version}' dpdk-dev 2>/dev/null || echo '?')
 echo "trace:   $headers headers per set (weir gen-rules --seed 1); medians of $runs runs; ns/packet"
 echo
 
-header="set          build-ms  weir  linear"
+header="set          build-ms   MiB  weir  linear"
 for a in "${algs[@]}"; do header+=$(printf ' %9s' "$a"); done
 for a in "${algs[@]}"; do header+=$(printf ' %9s' "$a/weir"); done
 echo "$header"
@@ -100,13 +107,14 @@ for n in $sizes; do
         exit 1
       fi
     done
-    : > "$work/weir.ns"; : > "$work/linear.ns"; : > "$work/build.ms"
+    : > "$work/weir.ns"; : > "$work/linear.ns"; : > "$work/build.ms"; : > "$work/bytes"
     for a in "${algs[@]}"; do : > "$work/$a.ns"; done
     for _ in $(seq "$runs"); do
       # Alternate peers within a run so each sees the same machine load.
       out=$("$weir" classbench "$rules" "$trace" --iter 5 --json)
       echo "$out" | json_field ns_per_packet >> "$work/weir.ns"
       echo "$out" | json_field build_ms >> "$work/build.ms"
+      echo "$out" | json_field classifier_bytes >> "$work/bytes"
       if [ "$n" -le 10000 ]; then
         "$weir" classbench "$rules" "$trace" --iter 1 --linear --json | json_field ns_per_packet >> "$work/linear.ns"
       fi
@@ -114,7 +122,8 @@ for n in $sizes; do
     done
     w=$(median < "$work/weir.ns")
     l=$(median < "$work/linear.ns"); [ -n "$l" ] && l=$(printf '%.0f' "$l") || l="-"
-    line=$(printf '%-12s %8.1f %5.0f %7s' "$kind-$n" "$(median < "$work/build.ms")" "$w" "$l")
+    mib=$(median < "$work/bytes" | awk '{printf "%.1f", $1 / 1048576}')
+    line=$(printf '%-12s %8.1f %5s %5.0f %7s' "$kind-$n" "$(median < "$work/build.ms")" "$mib" "$w" "$l")
     for a in "${algs[@]}"; do line+=$(printf ' %9.1f' "$(median < "$work/$a.ns")"); done
     for a in "${algs[@]}"; do line+=$(printf ' %9s' "$(ratio "$(median < "$work/$a.ns")" "$w")"); done
     echo "$line"

@@ -1,10 +1,11 @@
 //! The engine: a program, its counters, policy for frames that are not
 //! well-formed IP, and the logger, behind one `decide(packet)` call.
 
-use crate::classify::Classifier;
-use crate::eval::{evaluate, Candidates, Linear, NoObserver, Observer, RuleCounter, StateCtx};
+use crate::classify::{BitClassifier, Classifier, Leaves, TrieClassifier, BATCH};
+use crate::eval::StateCtx;
+use crate::eval::{evaluate, CandidateBits, Linear, NoObserver, Observer, RuleCounter};
 use crate::log::Logger;
-use crate::ops::{packet_class, Env, MatchDispatch, TableDispatch};
+use crate::ops::{packet_class, Dispatch, Env, MatchDispatch, TableDispatch};
 use crate::program::{class, Program, Verdict};
 use crate::state::{StateConfig, StateTable};
 use serde::Serialize;
@@ -89,13 +90,43 @@ pub struct Engine {
     logger: Option<Logger>,
     /// Candidate rules per packet (None: walk every rule).
     classifier: Option<Classifier>,
-    /// The current packet's candidate bitset, reused.
-    candidates: Vec<u64>,
+    /// The current packet's candidate bitset (`Classifier::Bits`),
+    /// reused; the tries' candidates are merged in place (`TrieWalk`).
+    candidates: Candidates,
     /// Dynamic states, when the program makes or probes any.
     states: Option<StateTable>,
-    /// The probe rules as a bitset over rules (added to a stateful
-    /// packet's candidates).
-    probe_bits: Vec<u64>,
+}
+
+#[derive(Default)]
+struct Candidates {
+    bits: Vec<u64>,
+}
+
+impl Candidates {
+    fn for_classifier(c: Option<&Classifier>) -> Candidates {
+        match c {
+            Some(Classifier::Bits(b)) => Candidates {
+                bits: vec![0; b.words()],
+            },
+            _ => Candidates::default(),
+        }
+    }
+}
+
+/// How packets find the rules to try.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WalkKind {
+    /// The bitsets up to `classify::BITS_UP_TO_RULES` rules, the tries
+    /// beyond (either falls back to linear when too big to build).
+    #[default]
+    Auto,
+    /// Every rule in order (`--linear`).
+    Linear,
+    /// Per-field bitsets (tests and benchmarks force it).
+    Bits,
+    /// Byte tries, one per partition (tests and benchmarks force it).
+    Trie,
 }
 
 /// Below this many rules a linear walk is cheaper than the classifier's
@@ -108,25 +139,12 @@ impl Engine {
     /// least [`CLASSIFY_FROM_RULES`] rules that are not too big for it.
     /// [`set_linear`](Self::set_linear) decides explicitly.
     pub fn new(program: Program) -> Engine {
-        let classifier = if program.rules.len() > CLASSIFY_FROM_RULES {
-            Classifier::build(&program)
-        } else {
-            None
-        };
-        let words = classifier.as_ref().map_or(0, Classifier::words);
-        let mut probe_bits = vec![0u64; program.rules.len().div_ceil(64)];
-        for (i, r) in program.rules.iter().enumerate() {
-            if r.probe {
-                probe_bits[i / 64] |= 1 << (i % 64);
-            }
-        }
-        Engine {
+        let mut e = Engine {
             states: program
                 .has_state()
                 .then(|| StateTable::new(program.state_config)),
-            probe_bits,
-            classifier,
-            candidates: vec![0; words],
+            classifier: None,
+            candidates: Candidates::default(),
             counters: vec![RuleCounter::default(); program.rules.len()],
             program,
             env: Env::default(),
@@ -134,23 +152,71 @@ impl Engine {
             dispatch: DispatchKind::default(),
             stats: Stats::default(),
             logger: None,
+        };
+        if e.program.rules.len() > CLASSIFY_FROM_RULES {
+            e.set_walk(WalkKind::Auto);
         }
+        e
     }
 
     /// Walks every rule in order instead of the classifier's candidates.
     /// The results are identical; only the cost differs.
     pub fn set_linear(&mut self, linear: bool) {
         if linear {
-            self.classifier = None;
+            self.set_walk(WalkKind::Linear);
         } else if self.classifier.is_none() {
-            self.classifier = Classifier::build(&self.program);
-            self.candidates = vec![0; self.classifier.as_ref().map_or(0, Classifier::words)];
+            self.set_walk(WalkKind::Auto);
         }
+    }
+
+    /// Chooses how packets find their candidate rules (building the
+    /// classifier now). The results are identical; only the cost differs.
+    pub fn set_walk(&mut self, kind: WalkKind) {
+        let prog = &self.program;
+        self.classifier = match kind {
+            WalkKind::Linear => None,
+            WalkKind::Auto => Classifier::build(prog),
+            WalkKind::Bits => BitClassifier::build(prog).map(|b| Classifier::Bits(Box::new(b))),
+            WalkKind::Trie => TrieClassifier::build(prog).map(Classifier::Trie),
+        };
+        self.candidates = Candidates::for_classifier(self.classifier.as_ref());
     }
 
     /// Whether packets go through the classifier.
     pub fn classified(&self) -> bool {
         self.classifier.is_some()
+    }
+
+    /// Which walk packets take now (`Linear` when no classifier is built).
+    pub fn walk_kind(&self) -> WalkKind {
+        match self.classifier {
+            None => WalkKind::Linear,
+            Some(Classifier::Bits(_)) => WalkKind::Bits,
+            Some(Classifier::Trie(_)) => WalkKind::Trie,
+        }
+    }
+
+    /// How many rules packet `p` would try at most: its candidate count
+    /// (every rule when the walk is linear). For `weir check --stats`.
+    pub fn candidate_count(&mut self, p: &Packet) -> usize {
+        let class = packet_class(p);
+        let all = self.program.rules.len();
+        match &self.classifier {
+            Some(Classifier::Bits(c)) if p.l3 == L3::Ip => {
+                c.candidates(p, class, &mut self.candidates.bits);
+                let ones = self.candidates.bits.iter().map(|w| w.count_ones() as usize);
+                ones.sum()
+            }
+            Some(Classifier::Trie(c)) if p.l3 == L3::Ip => {
+                let mut list = Vec::new(); // statistics only, not the packet path
+                if c.candidates(p, class, &mut list) {
+                    list.len()
+                } else {
+                    all
+                }
+            }
+            _ => all,
+        }
     }
 
     /// Bytes the classifier holds (0 when off).
@@ -218,6 +284,40 @@ impl Engine {
     /// tried to `obs` (for `explain` and cost accounting).
     #[inline]
     pub fn decide_observed<O: Observer>(&mut self, p: &Packet, obs: &mut O) -> Decision {
+        self.decide_walked(p, None, obs)
+    }
+
+    /// Decides `packets` in order, exactly as [`decide`](Self::decide) one
+    /// by one would, into `out` (cleared first). With the trie classifier
+    /// the packets' walks run [`BATCH`] at a time, interleaved, so their
+    /// cache misses overlap; states, counters and logs still follow packet
+    /// order (a packet sees the states its predecessors made).
+    pub fn decide_batch(&mut self, packets: &[Packet], out: &mut Vec<Decision>) {
+        out.clear();
+        let mut leaves = [Leaves::LINEAR; BATCH];
+        for chunk in packets.chunks(BATCH) {
+            match &self.classifier {
+                Some(Classifier::Trie(c)) => c.walk_batch(chunk, &mut leaves),
+                _ => {
+                    out.extend(chunk.iter().map(|p| self.decide(p)));
+                    continue;
+                }
+            }
+            for (p, l) in chunk.iter().zip(&leaves) {
+                out.push(self.decide_walked(p, Some(l), &mut NoObserver));
+            }
+        }
+    }
+
+    /// [`decide_observed`](Self::decide_observed), with the classifier's
+    /// walk already done for this packet when `leaves` is given.
+    #[inline]
+    fn decide_walked<O: Observer>(
+        &mut self,
+        p: &Packet,
+        leaves: Option<&Leaves>,
+        obs: &mut O,
+    ) -> Decision {
         self.stats.packets += 1;
         let decision = match p.l3 {
             L3::Ip => {
@@ -231,9 +331,11 @@ impl Engine {
                     classifier,
                     candidates,
                     states,
-                    probe_bits,
                     ..
                 } = self;
+                // The flow's state, if any, is looked up once, before the
+                // walk; the classifier makes every probe rule a candidate
+                // for a packet with a state.
                 let mut class = packet_class(p);
                 let found = states.as_mut().and_then(|t| t.lookup(p));
                 if found.is_some() {
@@ -243,44 +345,25 @@ impl Engine {
                     table: states.as_mut(),
                     found,
                 };
-                // A packet with a state fires it at the first probe rule it
-                // reaches, whatever that rule's fields: all are candidates.
-                let add_probes = |candidates: &mut Vec<u64>| {
-                    if found.is_some() {
-                        for (c, p) in candidates.iter_mut().zip(probe_bits.iter()) {
-                            *c |= p;
-                        }
-                    }
-                };
                 let mut log = |ri: usize| {
                     if let Some(l) = logger.as_mut() {
                         l.log(ri, &program.rules[ri], p, index);
                     }
                 };
-                let (rule, verdict) = match (classifier, dispatch) {
-                    (Some(c), DispatchKind::Match) => {
-                        c.candidates(p, candidates);
-                        add_probes(candidates);
-                        let walk = Candidates(candidates);
-                        evaluate::<MatchDispatch, O, _>(
-                            program, env, &walk, p, class, &mut state, counters, &mut log, obs,
-                        )
-                    }
-                    (Some(c), DispatchKind::Table) => {
-                        c.candidates(p, candidates);
-                        add_probes(candidates);
-                        let walk = Candidates(candidates);
-                        evaluate::<TableDispatch, O, _>(
-                            program, env, &walk, p, class, &mut state, counters, &mut log, obs,
-                        )
-                    }
-                    (None, DispatchKind::Match) => evaluate::<MatchDispatch, O, _>(
-                        program, env, &Linear, p, class, &mut state, counters, &mut log, obs,
-                    ),
-                    (None, DispatchKind::Table) => evaluate::<TableDispatch, O, _>(
-                        program, env, &Linear, p, class, &mut state, counters, &mut log, obs,
-                    ),
+                let walk = Walker {
+                    classifier: classifier.as_ref(),
+                    leaves,
+                    candidates,
+                    class,
+                    state: &mut state,
                 };
+                let (rule, verdict) =
+                    match dispatch {
+                        DispatchKind::Match => walk
+                            .evaluate::<MatchDispatch, O>(program, env, p, counters, &mut log, obs),
+                        DispatchKind::Table => walk
+                            .evaluate::<TableDispatch, O>(program, env, p, counters, &mut log, obs),
+                    };
                 Decision {
                     rule: Some(rule),
                     verdict,
@@ -353,5 +436,59 @@ impl Engine {
             .enumerate()
             .filter(|(_, c)| c.packets == 0)
             .map(|(i, _)| i)
+    }
+}
+
+/// One packet's walk: its candidates from the classifier, if any, then the
+/// evaluator over them.
+struct Walker<'a, 's> {
+    classifier: Option<&'a Classifier>,
+    /// The trie walk's result, when done ahead (batches).
+    leaves: Option<&'a Leaves>,
+    candidates: &'a mut Candidates,
+    /// The packet's class bits, `class::STATE` included when it has a state.
+    class: u32,
+    state: &'a mut StateCtx<'s>,
+}
+
+impl Walker<'_, '_> {
+    #[inline(always)]
+    fn evaluate<D: Dispatch, O: Observer>(
+        self,
+        program: &Program,
+        env: &Env,
+        p: &Packet,
+        counters: &mut [RuleCounter],
+        log: &mut dyn FnMut(usize),
+        obs: &mut O,
+    ) -> (usize, Verdict) {
+        let (class, state) = (self.class, self.state);
+        match self.classifier {
+            Some(Classifier::Bits(c)) => {
+                let bits = &mut self.candidates.bits;
+                c.candidates(p, class, bits);
+                let walk = CandidateBits(bits);
+                evaluate::<D, O, _>(program, env, &walk, p, class, state, counters, log, obs)
+            }
+            Some(Classifier::Trie(c)) => {
+                let own;
+                let leaves = match self.leaves {
+                    Some(l) => l,
+                    None => {
+                        own = c.leaves(p);
+                        &own
+                    }
+                };
+                match c.merge(leaves, class, program.default_index()) {
+                    Some(walk) => evaluate::<D, O, _>(
+                        program, env, &walk, p, class, state, counters, log, obs,
+                    ),
+                    None => evaluate::<D, O, _>(
+                        program, env, &Linear, p, class, state, counters, log, obs,
+                    ),
+                }
+            }
+            _ => evaluate::<D, O, _>(program, env, &Linear, p, class, state, counters, log, obs),
+        }
     }
 }

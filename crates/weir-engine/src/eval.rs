@@ -4,8 +4,8 @@
 //! - `i`: index of the rule being tried. It starts at the first candidate
 //!   and only grows, except on `return`, which resumes after the `call`
 //!   that was taken. Every move goes through `walk.next(j)`: the first rule
-//!   at or after `j` that can match (every rule for [`Linear`], the
-//!   classifier's candidates for [`Candidates`]).
+//!   at or after `j` that can match (every rule for [`Linear`], a
+//!   classifier's candidates for [`CandidateBits`] and `TrieWalk`).
 //! - `stack`/`depth`: return points of taken `call`s (at most
 //!   `CALL_STACK_DEPTH`); `calls` counts calls taken for this packet, capped
 //!   at `MAX_CALLS` so a hostile ruleset cannot make a walk run long.
@@ -51,9 +51,9 @@ impl Walk for Linear {
     }
 }
 
-/// The classifier's candidates for this packet, as a bitset over rules.
-pub struct Candidates<'a>(pub &'a [u64]);
-impl Walk for Candidates<'_> {
+/// The bitset classifier's candidates for this packet, a bit per rule.
+pub struct CandidateBits<'a>(pub &'a [u64]);
+impl Walk for CandidateBits<'_> {
     #[inline(always)]
     fn next(&self, i: usize) -> usize {
         crate::classify::next_candidate(self.0, i)

@@ -19,9 +19,9 @@ mod program;
 mod state;
 
 pub use compile::{compile, CompileOptions};
-pub use engine::{Decision, DispatchKind, Engine, Policy, Stats, CLASSIFY_FROM_RULES};
+pub use engine::{Decision, DispatchKind, Engine, Policy, Stats, WalkKind, CLASSIFY_FROM_RULES};
 pub use eval::{
-    evaluate, Candidates, Linear, NoObserver, Observer, RuleCounter, StateCtx, Walk, MAX_CALLS,
+    evaluate, CandidateBits, Linear, NoObserver, Observer, RuleCounter, StateCtx, Walk, MAX_CALLS,
 };
 pub use explain::{CostCounter, RuleTrace, Trace};
 pub use log::{LogFormat, Logger};

@@ -606,14 +606,14 @@ proptest! {
             dyn_max: dyn_max as usize,
             now: 0,
         };
-        // Both dispatchers, each with the classifier and with the linear walk.
+        // Both dispatchers, each with both classifiers and the linear walk.
         let mut engines: Vec<Engine> = [DispatchKind::Match, DispatchKind::Table]
             .into_iter()
-            .flat_map(|d| [(d, false), (d, true)])
-            .map(|(d, linear)| {
+            .flat_map(|d| [(d, WalkKind::Bits), (d, WalkKind::Linear), (d, WalkKind::Trie)])
+            .map(|(d, walk)| {
                 let mut e = Engine::new(prog.clone());
                 e.dispatch = d;
-                e.set_linear(linear);
+                e.set_walk(walk);
                 e.env.me = reference
                     .me
                     .iter()
@@ -623,7 +623,8 @@ proptest! {
                 e
             })
             .collect();
-        assert!(engines[0].classified() && !engines[1].classified());
+        let walks: Vec<WalkKind> = engines.iter().map(Engine::walk_kind).collect();
+        assert_eq!(&walks[..3], &[WalkKind::Bits, WalkKind::Linear, WalkKind::Trie]);
         let mut ref_counts = vec![0u64; prog.rules.len()];
         for (p, gap) in &packets {
             reference.now += gap;
@@ -631,7 +632,7 @@ proptest! {
             for e in &mut engines {
                 e.set_time(reference.now * 1_000_000_000);
                 let d = e.decide(p);
-                prop_assert_eq!(d.rule, Some(ri), "{:?} classified {} on {:?}", e.dispatch, e.classified(), p);
+                prop_assert_eq!(d.rule, Some(ri), "{:?} {:?} on {:?}", e.dispatch, e.walk_kind(), p);
                 prop_assert_eq!(d.verdict == Verdict::Pass, pass);
             }
         }

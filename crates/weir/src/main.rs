@@ -2,6 +2,7 @@
 
 mod bench;
 mod capture;
+mod check_stats;
 mod classbench;
 mod cli;
 mod counting;
@@ -117,6 +118,8 @@ fn check_one(
         }
         // The default rule is implicit: a comment, so the output reads back.
         println!("# {:05} {} (implicit)", default.number, default.text);
+    } else if args.stats {
+        check_stats::print(&args.rules, program);
     } else {
         let (n, insns) = (program.rules.len() - 1, program.insns.len());
         let engine = weir_engine::Engine::new(program);

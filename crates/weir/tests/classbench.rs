@@ -207,14 +207,11 @@ fn dpdk_test_acl_agrees() {
             "1".as_ref(),
         ]);
         let o = Command::new(&acl)
-            .args([
-                "--no-huge",
-                "--no-pci",
-                "-l",
-                "0",
-                "--log-level=error",
-                "--",
-            ])
+            .args(["--no-huge", "--no-pci", "-l", "0", "--log-level=error"])
+            // Own run-time files: another DPDK process (a benchmark) may
+            // hold the default prefix's lock in /var/run/dpdk.
+            .arg(format!("--file-prefix=weir-test-{}", std::process::id()))
+            .arg("--")
             .arg(format!("--rulesf={}", rules.display()))
             .arg(format!("--tracef={}", trace.display()))
             .args([

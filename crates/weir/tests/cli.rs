@@ -102,6 +102,51 @@ fn check_accepts_demo_rules() {
     assert!(out.stdout.is_empty());
 }
 
+/// `--stats` on 1,500 rules (the trie classifier) that each allow one
+/// port no generated packet uses, then the default rule: every packet's
+/// candidates are few, and the linear walk would try all 1,501.
+#[test]
+fn check_stats_reports_the_classifier() {
+    let dir = tmp();
+    let rules: String = (0..1500)
+        .map(|i| {
+            format!(
+                "{} allow tcp from 10.{}.{}.0/24 to any {}\n",
+                i + 1,
+                i / 256,
+                i % 256,
+                40000 + i
+            )
+        })
+        .collect();
+    let f = write(dir.path(), "many.rules", &rules);
+    let out = weir(["check".as_ref(), "--stats".as_ref(), p(&f)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("1500 rules"), "{text}");
+    assert!(text.contains("walk:        trie\n"), "{text}");
+    let field = |name: &str| -> f64 {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{text}"));
+        line[name.len()..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(field("build time:") > 0.0, "{text}");
+    assert!(field("memory:") > 0.0, "{text}");
+    let candidates = field("candidates:");
+    assert!((1.0..4.0).contains(&candidates), "{text}");
+    assert!(
+        text.contains("(of 1501), over the ") && text.contains(" IP packets of 10000 generated"),
+        "{text}"
+    );
+}
+
 #[test]
 fn check_reports_file_line_col_and_caret() {
     let dir = tmp();

@@ -4,6 +4,7 @@ use weir_gen::{GenConfig, Generator};
 use weir_wire::{decode, Direction, LinkType, Packet};
 
 /// `n` generated packets (seed 7), decoded, inbound: the benches' trace.
+#[allow(dead_code)] // not every bench uses it
 pub fn packets(n: u64) -> Vec<Packet> {
     let mut g = Generator::new(GenConfig {
         seed: 7,
@@ -18,3 +19,4 @@ pub fn packets(n: u64) -> Vec<Packet> {
     }
     out
 }
+pub mod rulegen;

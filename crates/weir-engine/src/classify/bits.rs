@@ -1,37 +1,23 @@
-//! A classifier that gives each packet the rules that can match it.
+//! The bit-vector classifier, for small rulesets (up to
+//! [`BITS_UP_TO_RULES`](super::BITS_UP_TO_RULES) rules).
 //!
 //! The bit-vector scheme (Lakshman and Stiliadis, 1998): for each header
 //! field (source and destination address, source and destination port,
-//! protocol, and the packet's class bits that rule headers test) the field's range is cut into elementary intervals at every
-//! rule boundary, and each interval keeps a bitset of the rules whose
-//! constraint on that field admits it. A packet looks up its interval in
-//! each field (binary search) and ANDs the bitsets: what is left, in rule
-//! order, are its candidates. The evaluator then walks only those, so
-//! first match, `count`, `log`, `skipto` and `call` behave exactly as in
-//! the linear walk: a rule the packet cannot match is never a candidate
-//! and every rule it can match is.
-//!
-//! A rule's constraint on a field comes from its plain instructions (not in
-//! an or-block), negated or not; everything else (`me`, or-blocks, options)
-//! is left to the evaluator. The default rule is a candidate of every
-//! packet, which ends every walk.
+//! protocol, and the packet's class bits that rule headers test) the
+//! field's range is cut into elementary intervals at every rule boundary,
+//! and each interval keeps a bitset of the rules whose constraint on that
+//! field admits it. A packet looks up its interval in each field (binary
+//! search) and ANDs the bitsets: what is left, in rule order, are its
+//! candidates. Memory grows as rules × intervals and the AND as rules / 64
+//! per packet, which is why large rulesets use the tries (`trie.rs`).
 
-use crate::ops::packet_class;
-use crate::program::{class, Insn, Op, Program, F_NOT, F_OR};
+use super::fields::{family4, in_mapped, Constraints, Set, Step, NO_PORTS};
+use crate::program::{class, Program};
 use weir_wire::Packet;
-
-/// Port key for packets without ports (later fragments, ICMP, …).
-const NO_PORTS: u32 = 1 << 16;
-/// The IPv4-mapped block `::ffff:0:0/96`, where IPv4 packets' addresses live.
-const MAPPED_LO: u128 = 0xffff_u128 << 32;
-const MAPPED_HI: u128 = MAPPED_LO | 0xffff_ffff;
 
 /// Don't build past this many bitset words in all (64 MiB): beyond it the
 /// engine walks linearly (a scheme with aggregated bitsets is issue 6).
 const MAX_WORDS: usize = 8 << 20;
-
-/// Inclusive intervals over one field.
-type Set<T> = Vec<(T, T)>;
 
 /// One field: sorted interval starts, and per interval the rules' bitset.
 struct Field<T> {
@@ -39,7 +25,7 @@ struct Field<T> {
     bits: Vec<u64>,
 }
 
-pub struct Classifier {
+pub struct BitClassifier {
     words: usize,
     /// Addresses, per family: IPv4 packets search the u32 fields (the
     /// mapped block, rebased), IPv6 packets the u128 ones.
@@ -51,17 +37,20 @@ pub struct Classifier {
     dport: PortField,
     /// Per protocol number, the rules whose header admits it.
     proto: Vec<u64>,
-    /// Per packet-class value (`ops::packet_class`, 12 bits), the rules
+    /// Per packet-class value (`ops::packet_class`, 13 bits), the rules
     /// whose header class test it passes.
     class: Vec<u64>,
+    /// The rules that probe the state table: candidates of every packet
+    /// of a known flow (`class::STATE`), whatever their other fields say.
+    probes: Vec<u64>,
 }
 
 /// Packet-class values span this many bits (`class::STATE` is last).
 const CLASS_BITS: u32 = class::STATE.trailing_zeros() + 1;
 
-impl Classifier {
+impl BitClassifier {
     /// Builds the classifier, or None when it would be too large.
-    pub fn build(prog: &Program) -> Option<Classifier> {
+    pub fn build(prog: &Program) -> Option<BitClassifier> {
         let n = prog.rules.len();
         let words = n.div_ceil(64);
         let mut src: Vec<Option<Set<u128>>> = Vec::with_capacity(n);
@@ -83,6 +72,12 @@ impl Classifier {
                 }
             }
         }
+        let mut probes = vec![0u64; words];
+        for (r, rule) in prog.rules.iter().enumerate() {
+            if rule.probe {
+                probes[r / 64] |= 1 << (r % 64);
+            }
+        }
         let mut proto = vec![0u64; 256 * words];
         for (r, rule) in prog.rules.iter().enumerate() {
             for p in 0..256usize {
@@ -97,16 +92,17 @@ impl Classifier {
         if estimate > MAX_WORDS {
             return None;
         }
-        Some(Classifier {
+        Some(BitClassifier {
             words,
-            src4: Field4::build(&family4(&src), words),
-            dst4: Field4::build(&family4(&dst), words),
+            src4: Field4::build(&v4(&src), words),
+            dst4: Field4::build(&v4(&dst), words),
             src6: Field::build(&src, words, u128::MAX),
             dst6: Field::build(&dst, words, u128::MAX),
             sport: PortField::build(&sport, words),
             dport: PortField::build(&dport, words),
             proto,
             class: class_table,
+            probes,
         })
     }
 
@@ -115,9 +111,11 @@ impl Classifier {
         self.words
     }
 
-    /// Fills `out` (len `words()`) with the packet's candidate rules.
+    /// Fills `out` (len `words()`) with the candidate rules of packet `p`
+    /// of class `class` (`ops::packet_class`, plus `class::STATE` when the
+    /// caller found its flow's state).
     #[inline]
-    pub fn candidates(&self, p: &Packet, out: &mut [u64]) {
+    pub fn candidates(&self, p: &Packet, class: u32, out: &mut [u64]) {
         let w = self.words;
         // An IPv6 address inside the IPv4-mapped block would look like an
         // IPv4 one to the address fields: rare and odd, so walk everything.
@@ -142,12 +140,15 @@ impl Classifier {
         let c = self.sport.lookup(sport, w);
         let d = self.dport.lookup(dport, w);
         let e = &self.proto[usize::from(p.proto) * w..][..w];
-        let k = packet_class(p) as usize & ((1 << CLASS_BITS) - 1);
+        let k = class as usize & ((1 << CLASS_BITS) - 1);
         let f = &self.class[k * w..][..w];
         // Zipped iterators: no bounds check per word.
         let fields = a.iter().zip(b).zip(c).zip(d).zip(e).zip(f);
         for (o, (((((a, b), c), d), e), f)) in out.iter_mut().zip(fields) {
             *o = a & b & c & d & e & f;
+        }
+        if class & class::STATE != 0 {
+            out.iter_mut().zip(&self.probes).for_each(|(o, p)| *o |= p);
         }
     }
 
@@ -161,7 +162,7 @@ impl Classifier {
             + self.sport.memory()
             + self.dport.memory()
             + self.proto.len() * 8
-            + self.class.len() * 8
+            + (self.class.len() + self.probes.len()) * 8
     }
 }
 
@@ -178,29 +179,9 @@ pub fn next_candidate(bits: &[u64], i: usize) -> usize {
     k * 64 + word.trailing_zeros() as usize
 }
 
-/// Each rule's address set restricted to the IPv4-mapped block, rebased
-/// to plain IPv4 addresses.
-fn family4(sets: &[Option<Set<u128>>]) -> Vec<Option<Set<u32>>> {
-    sets.iter()
-        .map(|set| {
-            set.as_ref().map(|intervals| {
-                intervals
-                    .iter()
-                    .filter(|&&(lo, hi)| hi >= MAPPED_LO && lo <= MAPPED_HI)
-                    .map(|&(lo, hi)| {
-                        (
-                            (lo.max(MAPPED_LO) - MAPPED_LO) as u32,
-                            (hi.min(MAPPED_HI) - MAPPED_LO) as u32,
-                        )
-                    })
-                    .collect()
-            })
-        })
-        .collect()
-}
-
-fn in_mapped(a: u128) -> bool {
-    (MAPPED_LO..=MAPPED_HI).contains(&a)
+/// Each rule's address set for IPv4 packets.
+fn v4(sets: &[Option<Set<u128>>]) -> Vec<Option<Set<u32>>> {
+    sets.iter().map(|s| s.as_ref().map(family4)).collect()
 }
 
 impl<T: Step> Field<T> {
@@ -375,181 +356,6 @@ impl PortField {
     }
 }
 
-/// The few integer operations the fields need.
-trait Step: Copy + Ord {
-    const ZERO: Self;
-    /// Callers never step past the field's range.
-    fn succ(self) -> Self;
-    fn pred(self) -> Self;
-}
-impl Step for u128 {
-    const ZERO: u128 = 0;
-    fn succ(self) -> u128 {
-        self + 1
-    }
-    fn pred(self) -> u128 {
-        self - 1
-    }
-}
-impl Step for u32 {
-    const ZERO: u32 = 0;
-    fn succ(self) -> u32 {
-        self + 1
-    }
-    fn pred(self) -> u32 {
-        self - 1
-    }
-}
-
-/// What a rule's plain instructions require of each field.
-#[derive(Default)]
-struct Constraints {
-    src: Option<Set<u128>>,
-    dst: Option<Set<u128>>,
-    sport: Option<Set<u32>>,
-    dport: Option<Set<u32>>,
-}
-
-impl Constraints {
-    fn of(prog: &Program, insns: &[Insn]) -> Constraints {
-        let mut c = Constraints::default();
-        for (k, ins) in insns.iter().enumerate() {
-            let in_or_block = ins.flags & F_OR != 0 || (k > 0 && insns[k - 1].flags & F_OR != 0);
-            if in_or_block {
-                continue;
-            }
-            let not = ins.flags & F_NOT != 0;
-            match ins.op {
-                Op::SrcPrefix4 | Op::SrcNet => {
-                    if let Some(set) = addr_set(prog, ins) {
-                        narrow(&mut c.src, set, not, u128::MAX);
-                    }
-                }
-                Op::DstPrefix4 | Op::DstNet => {
-                    if let Some(set) = addr_set(prog, ins) {
-                        narrow(&mut c.dst, set, not, u128::MAX);
-                    }
-                }
-                Op::SrcPort | Op::SrcPortRange => {
-                    narrow(&mut c.sport, port_set(prog, ins), not, NO_PORTS)
-                }
-                Op::DstPort | Op::DstPortRange => {
-                    narrow(&mut c.dport, port_set(prog, ins), not, NO_PORTS)
-                }
-                Op::HasPorts => {
-                    narrow(&mut c.sport, vec![(0, NO_PORTS - 1)], not, NO_PORTS);
-                    narrow(&mut c.dport, vec![(0, NO_PORTS - 1)], not, NO_PORTS);
-                }
-                _ => {}
-            }
-        }
-        c
-    }
-}
-
-/// The addresses an address instruction admits (before NOT), exactly for
-/// every packet whose address is outside the mapped block unless IPv4;
-/// None when a mask is not a prefix (then the field is left unconstrained,
-/// negated or not).
-fn addr_set(prog: &Program, ins: &Insn) -> Option<Set<u128>> {
-    let mut set = Vec::new();
-    if matches!(ins.op, Op::SrcPrefix4 | Op::DstPrefix4) {
-        let mask = u32::MAX.checked_shl(32 - u32::from(ins.len)).unwrap_or(0);
-        set.push((
-            MAPPED_LO | u128::from(ins.arg & mask),
-            MAPPED_LO | u128::from(ins.arg | !mask),
-        ));
-    } else {
-        let nets = &prog.nets[ins.arg as usize..ins.arg as usize + ins.len as usize];
-        for net in nets {
-            // Only prefixes become intervals; an odd mask means no constraint.
-            if net.mask.leading_ones() + net.mask.trailing_zeros() != 128 {
-                return None;
-            }
-            let (lo, hi) = (net.value, net.value | !net.mask);
-            if net.version == 4 {
-                set.push((lo, hi));
-            } else {
-                // An IPv6 net never matches an IPv4 packet: cut out the mapped block.
-                if lo < MAPPED_LO {
-                    set.push((lo, hi.min(MAPPED_LO - 1)));
-                }
-                if hi > MAPPED_HI {
-                    set.push((lo.max(MAPPED_HI + 1), hi));
-                }
-            }
-        }
-    }
-    Some(normalize(set))
-}
-
-fn port_set(prog: &Program, ins: &Insn) -> Set<u32> {
-    let ranges: Vec<(u32, u32)> = if matches!(ins.op, Op::SrcPortRange | Op::DstPortRange) {
-        vec![(ins.arg & 0xffff, ins.arg >> 16)]
-    } else {
-        prog.ranges[ins.arg as usize..ins.arg as usize + ins.len as usize]
-            .iter()
-            .map(|&(lo, hi)| (u32::from(lo), u32::from(hi)))
-            .collect()
-    };
-    normalize(ranges)
-}
-
-/// Intersects the constraint with `set` (or its complement within 0..=max).
-fn narrow<T: Step>(slot: &mut Option<Set<T>>, set: Set<T>, not: bool, max: T) {
-    let set = if not { complement(&set, max) } else { set };
-    *slot = Some(match slot.take() {
-        None => set,
-        Some(old) => intersect(&old, &set),
-    });
-}
-
-/// Sorted, overlaps merged.
-fn normalize<T: Step>(mut set: Set<T>) -> Set<T> {
-    set.sort_unstable();
-    let mut out: Set<T> = Vec::with_capacity(set.len());
-    for (lo, hi) in set {
-        match out.last_mut() {
-            Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
-            _ => out.push((lo, hi)),
-        }
-    }
-    out
-}
-
-/// Everything in 0..=max that `set` (sorted, disjoint) leaves out.
-fn complement<T: Step>(set: &Set<T>, max: T) -> Set<T> {
-    let mut out = Vec::new();
-    let mut next = Some(T::ZERO);
-    for &(lo, hi) in set {
-        if let Some(n) = next.filter(|&n| n < lo) {
-            out.push((n, lo.pred()));
-        }
-        next = (hi < max).then(|| hi.succ());
-    }
-    if let Some(n) = next {
-        out.push((n, max));
-    }
-    out
-}
-
-fn intersect<T: Copy + Ord>(a: &Set<T>, b: &Set<T>) -> Set<T> {
-    let (mut i, mut j, mut out) = (0, 0, Vec::new());
-    while i < a.len() && j < b.len() {
-        let lo = a[i].0.max(b[j].0);
-        let hi = a[i].1.min(b[j].1);
-        if lo <= hi {
-            out.push((lo, hi));
-        }
-        if a[i].1 < b[j].1 {
-            i += 1;
-        } else {
-            j += 1;
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -603,17 +409,5 @@ mod tests {
             dense_seen |= !f4.low.is_empty() && !f4.mid.is_empty();
         }
         assert!(dense_seen, "dense /16 and /24 tables were exercised");
-    }
-
-    #[test]
-    fn interval_sets() {
-        let a = normalize(vec![(5u32, 9), (1, 3), (8, 12)]);
-        assert_eq!(a, vec![(1, 3), (5, 12)]);
-        assert_eq!(complement(&a, 20), vec![(0, 0), (4, 4), (13, 20)]);
-        assert_eq!(complement(&vec![(0u32, 20)], 20), vec![]);
-        assert_eq!(
-            intersect(&a, &vec![(2, 6), (11, 30)]),
-            vec![(2, 3), (5, 6), (11, 12)]
-        );
     }
 }

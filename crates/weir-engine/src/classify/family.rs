@@ -1,0 +1,223 @@
+//! What the trie classifier indexes, per address family: each rule's
+//! sets as key intervals, whether it surely ends a walk, and how the
+//! rules are grouped (one automaton per group).
+
+use super::fields::{family4, Constraints, Set, MAPPED_HI, MAPPED_LO, NO_PORTS};
+use crate::program::{class, terminal_verdict, Program, RuleAction};
+use weir_wire::Packet;
+
+pub const FIELDS: usize = 5;
+pub const PROTO: usize = 4;
+/// Key bits per field: source, destination, source port, destination port
+/// (65536 = no ports), protocol. IPv6 addresses use their top 64 bits:
+/// their sets are widened to whole /64s, which only adds candidates.
+const BITS4: [u32; FIELDS] = [32, 32, 17, 17, 8];
+const BITS6: [u32; FIELDS] = [64, 64, 17, 17, 8];
+const MAX4: [u64; FIELDS] = [
+    u32::MAX as u64,
+    u32::MAX as u64,
+    NO_PORTS as u64,
+    NO_PORTS as u64,
+    255,
+];
+const MAX6: [u64; FIELDS] = [u64::MAX, u64::MAX, NO_PORTS as u64, NO_PORTS as u64, 255];
+
+#[inline(always)]
+pub fn key(p: &Packet, src: u64, dst: u64) -> [u64; FIELDS] {
+    let (sport, dport) = if p.has_ports {
+        (u64::from(p.src_port), u64::from(p.dst_port))
+    } else {
+        (u64::from(NO_PORTS), u64::from(NO_PORTS))
+    };
+    [src, dst, sport, dport, u64::from(p.proto)]
+}
+
+/// The rule needs a dynamic state in its header: no other packet matches it.
+pub fn needs_state(prog: &Program, r: usize) -> bool {
+    let rule = &prog.rules[r];
+    rule.class_mask & rule.class_bits & class::STATE != 0
+}
+
+/// Per rule: some earlier `skipto` or `call` lands after it, so a walk can
+/// get past it without trying it.
+pub fn jumped_over(prog: &Program) -> Vec<bool> {
+    let mut furthest = 0usize;
+    prog.rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let over = furthest > i;
+            if matches!(r.action, RuleAction::Skipto(_) | RuleAction::Call(_)) {
+                furthest = furthest.max(r.jump as usize);
+            }
+            over
+        })
+        .collect()
+}
+
+/// The rules that packets of one address family can match, with their
+/// sets as key intervals.
+pub struct FamilyRules {
+    pub bits: [u32; FIELDS],
+    pub max: [u64; FIELDS],
+    /// Program rule index, per family rule.
+    pub index: Vec<u32>,
+    /// Per family rule and field: its intervals, `ivs[start..start + len]`.
+    spans: Vec<[(u32, u32); FIELDS]>,
+    ivs: Vec<(u64, u64)>,
+    /// The rule ends every walk that reaches it with a packet inside its sets.
+    pub definitive: Vec<bool>,
+}
+
+impl FamilyRules {
+    pub fn new(
+        prog: &Program,
+        constraints: &[Constraints],
+        jumped: &[bool],
+        v6: bool,
+    ) -> FamilyRules {
+        let (bits, max) = if v6 { (BITS6, MAX6) } else { (BITS4, MAX4) };
+        let (version, other) = if v6 {
+            (class::V6, class::V4)
+        } else {
+            (class::V4, class::V6)
+        };
+        let mut f = FamilyRules {
+            bits,
+            max,
+            index: Vec::new(),
+            spans: Vec::new(),
+            ivs: Vec::new(),
+            definitive: Vec::new(),
+        };
+        for (r, (rule, c)) in prog.rules.iter().zip(constraints).enumerate() {
+            let version_ok = rule.class_mask & version == 0 || rule.class_bits & version != 0;
+            let other_ok = rule.class_mask & other == 0 || rule.class_bits & other == 0;
+            if !version_ok || !other_ok || needs_state(prog, r) {
+                continue;
+            }
+            let addr = |s: &Option<Set<u128>>| -> Set<u64> {
+                match s {
+                    None => vec![(0, max[0])],
+                    Some(s) if v6 => widen64(s),
+                    Some(s) => family4(s)
+                        .iter()
+                        .map(|&(a, b)| (u64::from(a), u64::from(b)))
+                        .collect(),
+                }
+            };
+            let port = |s: &Option<Set<u32>>| -> Set<u64> {
+                match s {
+                    None => vec![(0, u64::from(NO_PORTS))],
+                    Some(s) => s
+                        .iter()
+                        .map(|&(a, b)| (u64::from(a), u64::from(b)))
+                        .collect(),
+                }
+            };
+            let proto = match rule.proto {
+                Some(p) => vec![(u64::from(p), u64::from(p))],
+                None => vec![(0, 255)],
+            };
+            let sets = [
+                addr(&c.src),
+                addr(&c.dst),
+                port(&c.sport),
+                port(&c.dport),
+                proto,
+            ];
+            if sets.iter().any(Vec::is_empty) {
+                continue; // no packet of this family matches it
+            }
+            let spans = sets.map(|s| {
+                let span = (f.ivs.len() as u32, s.len() as u32);
+                f.ivs.extend(s);
+                span
+            });
+            f.index.push(r as u32);
+            f.spans.push(spans);
+            // IPv6 sets were widened: only an unconstrained address is exact.
+            let exact_addrs = !v6 || (c.src.is_none() && c.dst.is_none());
+            f.definitive.push(
+                terminal_verdict(rule.action).is_some()
+                    && !rule.probe
+                    && c.exact
+                    && exact_addrs
+                    && rule.class_mask & !(class::V4 | class::V6) == 0
+                    && !jumped[r],
+            );
+        }
+        f
+    }
+
+    pub fn set(&self, r: u32, field: usize) -> &[(u64, u64)] {
+        let (start, len) = self.spans[r as usize][field];
+        &self.ivs[start as usize..][..len as usize]
+    }
+
+    /// Which fields of rule `r` are small enough to cut: the bit per field.
+    pub fn small_fields(&self, r: u32) -> u8 {
+        (0..FIELDS)
+            .filter(|&f| {
+                let s = self.set(r, f);
+                let width = s[s.len() - 1].1 - s[0].0;
+                match f {
+                    PROTO => width == 0,
+                    2 | 3 => width < 8192,
+                    _ => width < 1u64 << (self.bits[f] - 4),
+                }
+            })
+            .fold(0, |m, f| m | 1 << f)
+    }
+}
+
+/// IPv6 intervals as intervals of their top 64 bits (a superset), less
+/// the IPv4-mapped block (IPv6 packets there walk every rule).
+fn widen64(s: &Set<u128>) -> Set<u64> {
+    let mut out: Set<u64> = Vec::with_capacity(s.len());
+    let outside = s.iter().flat_map(|&(a, b)| {
+        let below = (a < MAPPED_LO).then(|| (a, b.min(MAPPED_LO - 1)));
+        let above = (b > MAPPED_HI).then(|| (a.max(MAPPED_HI + 1), b));
+        below.into_iter().chain(above)
+    });
+    for (a, b) in outside {
+        let (a, b) = ((a >> 64) as u64, (b >> 64) as u64);
+        match out.last_mut() {
+            Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// The rules in up to four groups, by which addresses are specific: a
+/// group's automaton reads its specific addresses first, and wildcards
+/// of one group do not multiply the other groups' states.
+pub fn address_groups(rules: &FamilyRules) -> Vec<Vec<u32>> {
+    let mut groups = vec![Vec::new(); 4];
+    for r in 0..rules.index.len() as u32 {
+        groups[usize::from(rules.small_fields(r) & 3)].push(r);
+    }
+    groups.retain(|g| !g.is_empty());
+    groups
+}
+
+/// A group too large to build, as two: its more specific half and its
+/// wilder half (by the key bits its sets leave free), each in rule order.
+/// Wildcards multiply states; apart, each half's automaton stays small.
+pub fn split(rules: &FamilyRules, group: Vec<u32>) -> [Vec<u32>; 2] {
+    let free_bits = |r: u32| -> u32 {
+        (0..FIELDS)
+            .map(|f| {
+                let s = rules.set(r, f);
+                64 - (s[s.len() - 1].1 - s[0].0).leading_zeros()
+            })
+            .sum()
+    };
+    let mut by_wildness = group;
+    by_wildness.sort_by_key(|&r| (free_bits(r), r));
+    let mut wild = by_wildness.split_off(by_wildness.len() / 2);
+    by_wildness.sort_unstable();
+    wild.sort_unstable();
+    [by_wildness, wild]
+}

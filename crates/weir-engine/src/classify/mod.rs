@@ -1,0 +1,53 @@
+//! Classifiers: each gives a packet the rules that can match it.
+//!
+//! The evaluator walks only a packet's candidates, in rule order, so first
+//! match, `count`, `log`, `skipto` and `call` behave exactly as in the
+//! linear walk: every rule the packet can match before its walk ends is a
+//! candidate. Rule constraints come from plain instructions (`fields.rs`);
+//! what is not indexed (`me`, or-blocks, options, tables) only makes a rule
+//! a candidate more often.
+//!
+//! Two schemes, chosen by ruleset size (BENCHMARKS.md, "Classifying large
+//! rulesets"): per-field bitsets (`bits.rs`) for small rulesets, where one
+//! AND of a few words is hard to beat, and byte tries (`trie.rs`, over
+//! the rules as `family.rs` indexes them) past [`BITS_UP_TO_RULES`]
+//! rules, whose cost per packet hardly grows with the ruleset.
+
+mod bits;
+mod family;
+mod fields;
+mod trie;
+
+pub use bits::{next_candidate, BitClassifier};
+pub use trie::{Leaves, TrieClassifier, BATCH};
+
+use crate::program::Program;
+
+/// Rulesets up to this many rules use the bitsets; larger ones the tries.
+pub const BITS_UP_TO_RULES: usize = 1024;
+
+pub enum Classifier {
+    /// Boxed: the bitsets' field tables are large inline structs.
+    Bits(Box<BitClassifier>),
+    Trie(TrieClassifier),
+}
+
+impl Classifier {
+    /// The classifier for this ruleset, or None when it would be too large
+    /// or slow to build (then the walk is linear).
+    pub fn build(prog: &Program) -> Option<Classifier> {
+        if prog.rules.len() <= BITS_UP_TO_RULES {
+            BitClassifier::build(prog).map(|b| Classifier::Bits(Box::new(b)))
+        } else {
+            TrieClassifier::build(prog).map(Classifier::Trie)
+        }
+    }
+
+    /// Bytes held.
+    pub fn memory(&self) -> usize {
+        match self {
+            Classifier::Bits(c) => c.memory(),
+            Classifier::Trie(c) => c.memory(),
+        }
+    }
+}

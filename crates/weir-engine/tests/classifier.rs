@@ -1,0 +1,115 @@
+//! Differential test: the classifiers against the linear walk on generated
+//! ClassBench-like rulesets of 10 to 20,000 rules, with count, skipto,
+//! call/return, log, or-blocks, `not`, `me`, options and IPv6 mixed in.
+//! Same deciding rule for every packet, same per-rule counters.
+
+#[path = "../benches/common/rulegen.rs"]
+mod rulegen;
+
+use rulegen::Kind;
+use weir_engine::{load, CompileOptions, Engine, WalkKind};
+use weir_rules::Names;
+use weir_wire::v4_mapped;
+
+fn engine(text: &str, walk: WalkKind) -> Engine {
+    let prog =
+        load(text, &Names::default(), &CompileOptions::default()).expect("generated rules compile");
+    let mut e = Engine::new(prog);
+    e.set_walk(walk);
+    e.env.me = vec![(v4_mapped(0x0a09_0909), 4)];
+    e.set_interfaces(&[Some("eth0"), Some("wan0")]);
+    e
+}
+
+/// Runs the trace through the linear walk and each classifier; returns the
+/// candidate walk's share of rules that decided (a sanity figure).
+fn differential(kind: Kind, n: usize, seed: u64, extras: bool, packets: usize) {
+    let rs = rulegen::ruleset(kind, n, seed, extras);
+    let trace = rulegen::trace(&rs, packets, seed + 1);
+    let mut linear = engine(&rs.text, WalkKind::Linear);
+    let mut walks = vec![engine(&rs.text, WalkKind::Trie)];
+    if n <= 2000 {
+        walks.push(engine(&rs.text, WalkKind::Bits));
+    }
+    for e in &walks {
+        assert!(
+            e.classified(),
+            "{} {n}: {:?} built",
+            kind.name(),
+            e.walk_kind()
+        );
+    }
+    let mut decided_by_rule = 0;
+    let mut linear_decisions = Vec::with_capacity(trace.len());
+    for (k, p) in trace.iter().enumerate() {
+        let want = linear.decide(p);
+        linear_decisions.push(want);
+        decided_by_rule += usize::from(want.rule != Some(n));
+        for e in &mut walks {
+            assert_eq!(
+                e.decide(p),
+                want,
+                "{} {n} rules seed {seed}, {:?}, packet {k}: {p:?}",
+                kind.name(),
+                e.walk_kind()
+            );
+        }
+    }
+    // The trie walked in batches (`decide_batch`): the same decisions, in
+    // packet order, and the same counters.
+    let mut batched = engine(&rs.text, WalkKind::Trie);
+    let mut decisions = Vec::new();
+    for (c, chunk) in trace.chunks(37).enumerate() {
+        batched.decide_batch(chunk, &mut decisions);
+        for (k, (p, got)) in chunk.iter().zip(&decisions).enumerate() {
+            let k = c * 37 + k;
+            assert_eq!(
+                Some(got),
+                linear_decisions.get(k),
+                "{} {n} rules seed {seed}, batched, packet {k}: {p:?}",
+                kind.name()
+            );
+        }
+    }
+    walks.push(batched);
+    for e in &walks {
+        assert!(
+            e.counters() == linear.counters(),
+            "{} {n} rules seed {seed}, {:?}: counters differ",
+            kind.name(),
+            e.walk_kind()
+        );
+    }
+    // The trace exercises the rules, not just the default rule.
+    assert!(
+        decided_by_rule * 4 > packets,
+        "{decided_by_rule} of {packets} packets decided by a rule"
+    );
+}
+
+#[test]
+fn small_rulesets_with_every_feature() {
+    for seed in 0..30 {
+        for kind in Kind::ALL {
+            differential(kind, 10 + (seed as usize * 7) % 90, seed, true, 300);
+        }
+    }
+}
+
+#[test]
+fn thousand_rules() {
+    for seed in 0..3 {
+        for kind in Kind::ALL {
+            differential(kind, 1000, seed, true, 3000);
+            differential(kind, 1000, seed, false, 3000);
+        }
+    }
+}
+
+#[test]
+fn twenty_thousand_rules() {
+    for kind in Kind::ALL {
+        differential(kind, 20_000, 1, true, 2000);
+        differential(kind, 20_000, 2, false, 2000);
+    }
+}
