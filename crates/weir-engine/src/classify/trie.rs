@@ -97,7 +97,9 @@ impl Leaves {
 pub struct TrieWalk<'a> {
     lists: [&'a [u32]; MAX_GROUPS + 1],
     n: usize,
-    cursors: Cell<[u16; MAX_GROUPS + 1]>,
+    /// Per list, the index of its first rule not yet passed (a list may
+    /// hold every rule of the ruleset).
+    cursors: Cell<[u32; MAX_GROUPS + 1]>,
     /// No candidate after this rule: it ends every walk that gets there.
     stop: u32,
     /// The default rule's index, the answer once the lists are spent.
@@ -111,7 +113,7 @@ impl TrieWalk<'_> {
         let mut cursors = self.cursors.get();
         let mut best = u32::MAX;
         for (list, c) in self.lists[..self.n].iter().zip(&mut cursors) {
-            let mut k = usize::from(*c);
+            let mut k = *c as usize;
             if k > 0 && list[k - 1] as usize >= i {
                 // Back (a `return` after a `call`).
                 k = list.partition_point(|&r| (r as usize) < i);
@@ -119,7 +121,7 @@ impl TrieWalk<'_> {
             while list.get(k).is_some_and(|&r| (r as usize) < i) {
                 k += 1;
             }
-            *c = k as u16;
+            *c = k as u32;
             if let Some(&r) = list.get(k) {
                 best = best.min(r);
             }
