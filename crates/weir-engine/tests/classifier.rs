@@ -113,3 +113,25 @@ fn twenty_thousand_rules() {
         differential(kind, 20_000, 2, false, 2000);
     }
 }
+
+/// A leaf may list every rule (70,000 `count` rules that admit every
+/// packet, then one deny): the merged walk visits each once, and the
+/// counters equal the linear walk's.
+#[test]
+fn leaf_lists_of_every_rule() {
+    let mut text = String::new();
+    for _ in 0..70_000 {
+        text += "1 count ip from any to any\n";
+    }
+    text += "2 deny tcp from any to any 22\n";
+    let mut linear = engine(&text, WalkKind::Linear);
+    let mut trie = engine(&text, WalkKind::Trie);
+    assert!(trie.classified());
+    let rs = rulegen::ruleset(Kind::Acl, 10, 1, false);
+    let trace = rulegen::trace(&rs, 20, 2);
+    for p in &trace {
+        assert_eq!(trie.decide(p), linear.decide(p));
+    }
+    assert!(trie.counters() == linear.counters());
+    assert_eq!(trie.counters()[69_999].packets, 20);
+}

@@ -59,6 +59,11 @@ const LINEAR_SEGMENTS: usize = 16;
 /// linearly).
 const MAX_WORDS: usize = 8 << 20;
 const MAX_WORK: u64 = 8 << 20;
+/// Limits on the whole classifier, whatever the rules: node and list words
+/// held (64 MiB), and item visits over every attempt (seconds, not minutes:
+/// the 100k-rule sets of BENCHMARKS.md take 27–45 M).
+const MAX_TOTAL_WORDS: usize = 16 << 20;
+const MAX_TOTAL_WORK: u64 = 128 << 20;
 /// Most automata per family (each costs a walk per packet).
 const MAX_GROUPS: usize = 12;
 /// A state with at most this many rule intervals left is a leaf: the
@@ -97,7 +102,9 @@ impl Leaves {
 pub struct TrieWalk<'a> {
     lists: [&'a [u32]; MAX_GROUPS + 1],
     n: usize,
-    cursors: Cell<[u16; MAX_GROUPS + 1]>,
+    /// Per list, the index of its first rule not yet passed (a list may
+    /// hold every rule of the ruleset).
+    cursors: Cell<[u32; MAX_GROUPS + 1]>,
     /// No candidate after this rule: it ends every walk that gets there.
     stop: u32,
     /// The default rule's index, the answer once the lists are spent.
@@ -111,7 +118,7 @@ impl TrieWalk<'_> {
         let mut cursors = self.cursors.get();
         let mut best = u32::MAX;
         for (list, c) in self.lists[..self.n].iter().zip(&mut cursors) {
-            let mut k = usize::from(*c);
+            let mut k = *c as usize;
             if k > 0 && list[k - 1] as usize >= i {
                 // Back (a `return` after a `call`).
                 k = list.partition_point(|&r| (r as usize) < i);
@@ -119,7 +126,7 @@ impl TrieWalk<'_> {
             while list.get(k).is_some_and(|&r| (r as usize) < i) {
                 k += 1;
             }
-            *c = k as u16;
+            *c = k as u32;
             if let Some(&r) = list.get(k) {
                 best = best.min(r);
             }
@@ -153,6 +160,8 @@ pub struct TrieClassifier {
     roots6: Vec<u32>,
     /// Candidates of every packet of a known flow (`class::STATE`).
     state: Vec<u32>,
+    /// Item visits spent building, every attempt (for `MAX_TOTAL_WORK`).
+    work: u64,
 }
 
 impl TrieClassifier {
@@ -172,6 +181,7 @@ impl TrieClassifier {
                 .filter(|&r| needs_state(prog, r) || prog.rules[r].probe)
                 .map(|r| r as u32)
                 .collect(),
+            work: 0,
         };
         for v6 in [false, true] {
             let rules = FamilyRules::new(prog, &constraints, &jumped, v6);
@@ -506,7 +516,8 @@ impl<'a> Builder<'a> {
                 return self.leaf(l, &items);
             }
             self.work += items.len() as u64;
-            if self.work > MAX_WORK {
+            self.out.work += items.len() as u64;
+            if self.work > MAX_WORK || self.out.work > MAX_TOTAL_WORK {
                 return None;
             }
             let cuts = self.segments(l, &items);
@@ -577,7 +588,7 @@ impl<'a> Builder<'a> {
         }
         self.out.nodes.extend_from_slice(&refs);
         self.words += self.out.nodes.len() - at;
-        if self.words > MAX_WORDS {
+        if self.words > MAX_WORDS || self.out.nodes.len() + self.out.pool.len() > MAX_TOTAL_WORDS {
             return None;
         }
         self.memo.insert(key, at as u32);
@@ -655,7 +666,7 @@ impl<'a> Builder<'a> {
             return Some(LEAF | stop | SINGLE | one);
         }
         let at = self.out.pool.len();
-        if at + rules.len() >= INDEX as usize {
+        if self.out.nodes.len() + at + rules.len() > MAX_TOTAL_WORDS {
             return None;
         }
         self.out.pool.push(rules.len() as u32);
