@@ -24,12 +24,11 @@
 //! filter it was drawn from (0 for random ones). The header's first match
 //! is at or before that filter.
 //!
-//! One ChaCha8 stream per output (as `weir-gen`), only `u32` sampling, so
-//! a seed gives the same bytes on every platform.
+//! One ChaCha8 stream per output (`weir_gen::Rng`), only `u32` sampling,
+//! so a seed gives the same bytes on every platform.
 
 use crate::parse::{Filter, Header, Prefix};
-use rand::{Rng as _, RngExt as _, SeedableRng as _};
-use rand_chacha::ChaCha8Rng;
+use weir_gen::Rng;
 
 /// Which ClassBench seed the set resembles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,40 +58,6 @@ impl Kind {
             Kind::Fw => &FW,
             Kind::Ipc => &IPC,
         }
-    }
-}
-
-struct Rng(ChaCha8Rng);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(ChaCha8Rng::seed_from_u64(seed))
-    }
-    fn below(&mut self, n: u32) -> u32 {
-        self.0.random_range(0..n)
-    }
-    fn range(&mut self, lo: u32, hi: u32) -> u32 {
-        self.0.random_range(lo..=hi)
-    }
-    fn percent(&mut self, p: u32) -> bool {
-        self.below(100) < p
-    }
-    fn u32(&mut self) -> u32 {
-        self.0.next_u32()
-    }
-    fn index(&mut self, len: usize) -> usize {
-        self.below(len as u32) as usize
-    }
-    fn weighted<T: Copy>(&mut self, items: &[(T, u32)]) -> T {
-        let total: u32 = items.iter().map(|&(_, w)| w).sum();
-        let mut x = self.below(total);
-        for &(item, w) in items {
-            if x < w {
-                return item;
-            }
-            x -= w;
-        }
-        unreachable!("weights sum to total")
     }
 }
 
@@ -286,7 +251,7 @@ impl Pool {
 
     fn pick(&mut self, rng: &mut Rng, len: u8) -> Prefix {
         let fresh = |rng: &mut Rng, base: Prefix| {
-            let random = rng.u32();
+            let random = rng.next_u32();
             let host = !base.mask();
             let p = Prefix {
                 addr: base.network() | (random & host),
@@ -456,7 +421,7 @@ pub fn trace(filters: &[Filter], n: usize, seed: u64) -> Vec<Header> {
 }
 
 fn in_box(rng: &mut Rng, f: &Filter, number: u32) -> Header {
-    let addr = |rng: &mut Rng, p: Prefix| p.network() | (rng.u32() & !p.mask());
+    let addr = |rng: &mut Rng, p: Prefix| p.network() | (rng.next_u32() & !p.mask());
     let port = |rng: &mut Rng, (lo, hi): (u16, u16)| match rng.below(10) {
         0 => lo,
         1 => hi,
@@ -487,7 +452,7 @@ fn any_protocol(rng: &mut Rng) -> u8 {
 /// A header that belongs to no filter in particular; half of them start
 /// from a filter's addresses so they are near misses rather than noise.
 fn random_header(rng: &mut Rng, filters: &[Filter]) -> Header {
-    let (mut src, mut dst) = (rng.u32(), rng.u32());
+    let (mut src, mut dst) = (rng.next_u32(), rng.next_u32());
     if !filters.is_empty() && rng.percent(50) {
         let f = filters[rng.index(filters.len())];
         src = f.src.network() | (src & !f.src.mask());

@@ -66,13 +66,13 @@ pub mod mix;
 mod rng;
 mod singles;
 
+pub use rng::Rng;
 pub use singles::Malformed;
 
 use builder::ETH_MIN_FRAME;
 use emit::Ctx;
 use flows::{drive, ArpExchange, EchoExchange, FragTrain, TcpFlow, UdpExchange};
 use mix::*;
-use rng::Rng;
 
 /// The pcap link type of every frame: Ethernet.
 pub const LINKTYPE_ETHERNET: u32 = 1;

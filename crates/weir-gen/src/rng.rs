@@ -46,6 +46,12 @@ impl Rng {
         self.0.next_u64()
     }
 
+    /// Uniform in `0..len` (`0 < len ≤ u32::MAX`).
+    #[inline]
+    pub fn index(&mut self, len: usize) -> usize {
+        self.below(len as u32) as usize
+    }
+
     #[inline]
     pub fn u16(&mut self) -> u16 {
         self.0.next_u32() as u16
