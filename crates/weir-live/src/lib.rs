@@ -16,3 +16,5 @@ pub mod nfqueue;
 pub mod reload;
 pub mod signals;
 mod sys;
+#[cfg(test)]
+mod test_packets;

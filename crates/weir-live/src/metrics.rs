@@ -297,25 +297,7 @@ fn answer(mut stream: TcpStream, latest: &Mutex<Snapshot>) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn engine(text: &str) -> Engine {
-        let names = weir_rules::Names::default();
-        Engine::new(weir_engine::load(text, &names, &Default::default()).expect("rules"))
-    }
-
-    fn ipv4_udp(dport: u16) -> Vec<u8> {
-        let mut p = vec![0u8; 28];
-        p[0] = 0x45;
-        p[2..4].copy_from_slice(&28u16.to_be_bytes());
-        p[8] = 64;
-        p[9] = 17;
-        p[12..16].copy_from_slice(&[10, 0, 0, 1]);
-        p[16..20].copy_from_slice(&[10, 0, 0, 2]);
-        p[20..22].copy_from_slice(&1234u16.to_be_bytes());
-        p[22..24].copy_from_slice(&dport.to_be_bytes());
-        p[24..26].copy_from_slice(&8u16.to_be_bytes());
-        p
-    }
+    use crate::test_packets::{engine, ipv4_udp};
 
     #[test]
     fn renders_rules_verdicts_and_extras() {
