@@ -119,15 +119,21 @@ pub fn import(filters: &[Filter]) -> Ruleset {
     }
 }
 
-fn import_one(f: &Filter, number: u16) -> Rule {
-    let mut body = Body {
+/// The filter's addresses and ports, any protocol, no options: what both
+/// mappings start from.
+fn fields_body(f: &Filter) -> Body {
+    Body {
         proto: vec![Proto::Any],
         src: addr_spec(f.src),
         src_ports: port_spec(f.sport),
         dst: addr_spec(f.dst),
         dst_ports: port_spec(f.dport),
         options: Vec::new(),
-    };
+    }
+}
+
+fn import_one(f: &Filter, number: u16) -> Rule {
+    let mut body = fields_body(f);
     let admitted = admitted_protocols(f);
     let mut comment = None;
     if has_ports(f) {
@@ -268,14 +274,7 @@ impl Compiled {
 }
 
 fn exact_body(f: &Filter, enc: Encoding) -> Body {
-    let mut body = Body {
-        proto: vec![Proto::Any],
-        src: addr_spec(f.src),
-        src_ports: port_spec(f.sport),
-        dst: addr_spec(f.dst),
-        dst_ports: port_spec(f.dport),
-        options: Vec::new(),
-    };
+    let mut body = fields_body(f);
     match enc {
         Encoding::Native => {
             if f.proto_mask == 0xff {
