@@ -184,26 +184,20 @@ fn a_full_table_refuses_new_flows_and_denies_them() {
 #[test]
 fn state_rules_with_errors_point_at_the_option() {
     let dir = tempfile::tempdir().unwrap();
-    let rules = write_rules(
-        dir.path(),
-        "allow udp from any to any keep-state limit src-addr 2\n",
-    );
-    let out = weir(["check", &rules.display().to_string()]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
-    assert!(
-        err.contains("rules.conf:1:38: one rule may have only one of keep-state"),
-        "{err}"
-    );
-    let rules = write_rules(
-        dir.path(),
-        "count ip from any to any\nnet.inet.ip.fw.dyn_nope=3\n",
-    );
-    let out = weir(["check", &rules.display().to_string()]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
-    assert!(
-        err.contains("rules.conf:2:1: unknown setting 'net.inet.ip.fw.dyn_nope'"),
-        "{err}"
-    );
+    for (text, want) in [
+        (
+            "allow udp from any to any keep-state limit src-addr 2\n",
+            "rules.conf:1:38: one rule may have only one of keep-state",
+        ),
+        (
+            "count ip from any to any\nnet.inet.ip.fw.dyn_nope=3\n",
+            "rules.conf:2:1: unknown setting 'net.inet.ip.fw.dyn_nope'",
+        ),
+    ] {
+        let rules = write_rules(dir.path(), text);
+        let out = weir(["check", &rules.display().to_string()]);
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        let err = stderr(&out);
+        assert!(err.contains(want), "{err}");
+    }
 }
