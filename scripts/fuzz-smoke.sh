@@ -9,7 +9,7 @@
 # Environment:
 #   FUZZ_SECONDS   seconds per target (default 30)
 #   WEIR_CAPTURES  directory of .pcap/.pcapng seeds
-#                  (default ../shared/corpus/tcpdump-tests; optional)
+#                  (default corpus/tcpdump-tests)
 #   FUZZ_FRAMES    frames taken from each capture for decode seeds (default 4)
 #   FUZZ_SANITIZER cargo-fuzz sanitizer (default none: the weir crates have no
 #                  `unsafe`, and without ASan the targets run ~5x faster; use
@@ -26,7 +26,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-30}
-CAPTURES=${WEIR_CAPTURES:-$ROOT/../shared/corpus/tcpdump-tests}
+CAPTURES=${WEIR_CAPTURES:-$ROOT/corpus/tcpdump-tests}
 FRAMES=${FUZZ_FRAMES:-4}
 SANITIZER=${FUZZ_SANITIZER:-none}
 ALL_TARGETS=(rules decode capture table classbench ppp ring nfqueue)

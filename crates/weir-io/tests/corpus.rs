@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use weir_io::{open_capture, CaptureError};
 
-const CORPUS: &str = "../../../shared/corpus/tcpdump-tests";
+const CORPUS: &str = "../../corpus/tcpdump-tests";
 
 fn corpus_dir() -> Option<PathBuf> {
     let d = Path::new(env!("CARGO_MANIFEST_DIR")).join(CORPUS);

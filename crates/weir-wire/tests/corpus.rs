@@ -5,7 +5,7 @@ use std::path::Path;
 
 use weir_wire::{decode, LinkType, L3};
 
-const CORPUS: &str = "../../../shared/corpus/tcpdump-tests";
+const CORPUS: &str = "../../corpus/tcpdump-tests";
 
 /// Packets the decoder must see as well-formed IP across the corpus. When
 /// this was set the corpus held 535 pcap files, 8005 packets, of which the
@@ -62,7 +62,7 @@ fn decode_file(bytes: &[u8], tally: &mut Tally) {
 
 #[test]
 fn tcpdump_corpus_decodes_without_panic() {
-    // `shared/` sits beside the repository; WEIR_CORPUS overrides that.
+    // The corpus lives in the repository (corpus/); WEIR_CORPUS overrides it.
     let dir = std::env::var_os("WEIR_CORPUS")
         .map(Into::into)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(CORPUS));

@@ -65,7 +65,7 @@ fn corpus_dir() -> PathBuf {
         Some(dir) => PathBuf::from(dir),
         None => PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/corpus/tcpdump-tests"
+            "/../../corpus/tcpdump-tests"
         )),
     }
 }

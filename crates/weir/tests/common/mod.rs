@@ -272,7 +272,7 @@ pub fn corpus_dir() -> PathBuf {
         Some(d) => PathBuf::from(d),
         None => PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/corpus/tcpdump-tests"
+            "/../../corpus/tcpdump-tests"
         )),
     }
 }
