@@ -23,5 +23,5 @@ mod writer;
 
 pub use error::CaptureError;
 pub use mirror::CaptureWriter;
-pub use reader::{open_capture, open_input, CaptureReader, Format, Frame, Interface};
+pub use reader::{open_capture, open_input, CaptureReader, Comments, Format, Frame, Interface};
 pub use writer::{PcapWriter, PcapngWriter};

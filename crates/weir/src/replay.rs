@@ -225,7 +225,9 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         annotate: args
             .annotate
             .as_deref()
-            .map(|p| CaptureWriter::pcapng_like(create_output(p)?).map_err(|e| io_failure(p, e)))
+            .map(|p| {
+                CaptureWriter::pcapng_like(create_output(p)?, format).map_err(|e| io_failure(p, e))
+            })
             .transpose()?,
         verdicts: args
             .verdicts
