@@ -483,3 +483,69 @@ fn other_commands_refuse_clashing_outputs() {
         "the trace is intact"
     );
 }
+
+#[test]
+fn a_pcapng_that_fails_before_its_first_interface_writes_no_capture() {
+    let dir = tmp();
+    let d = dir.path();
+    // A section header, then a block whose length is not a multiple of 4.
+    let mut bytes = Vec::new();
+    for v in [0x0a0d_0d0au32, 28, 0x1a2b_3c4d, 1, u32::MAX, u32::MAX, 28] {
+        bytes.extend(v.to_le_bytes());
+    }
+    bytes.extend([1, 0, 0, 0, 13, 0, 0, 0, 0, 0, 0, 0]);
+    let input = d.join("broken.pcapng");
+    fs::write(&input, &bytes).unwrap();
+    let (ann, pass, csv) = (d.join("a.pcapng"), d.join("p.pcapng"), d.join("v.csv"));
+    let out = weir([
+        "run".as_ref(),
+        demo_rules().as_os_str(),
+        "-r".as_ref(),
+        input.as_os_str(),
+        "--annotate".as_ref(),
+        ann.as_os_str(),
+        "-w".as_ref(),
+        pass.as_os_str(),
+        "--verdicts".as_ref(),
+        csv.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "weir: {} not written: the capture described no interface",
+            ann.display()
+        )) && err.ends_with("byte offset 28: bad pcapng block length 13\n"),
+        "{err}"
+    );
+    assert!(
+        !ann.exists() && !pass.exists(),
+        "no pcapng without an interface"
+    );
+    // The verdicts file is honest as it is: a header and no packets.
+    assert_eq!(
+        fs::read_to_string(&csv).unwrap(),
+        "index,rule,action,note\n"
+    );
+}
+
+#[test]
+fn live_capture_refuses_clashing_outputs_before_opening_a_socket() {
+    let dir = tmp();
+    let rules = dir.path().join("r.rules");
+    fs::write(&rules, "allow ip from any to any\n").unwrap();
+    let out = weir([
+        "capture".as_ref(),
+        "-i".as_ref(),
+        "lo".as_ref(),
+        rules.as_os_str(),
+        "-w".as_ref(),
+        rules.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("an output never overwrites an input"));
+    assert_eq!(
+        fs::read_to_string(&rules).unwrap(),
+        "allow ip from any to any\n"
+    );
+}
