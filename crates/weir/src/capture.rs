@@ -41,10 +41,11 @@ Needs root (or CAP_NET_RAW). The closing lines on stderr are tcpdump's:
 packets read and their verdicts, packets received by filter, packets
 dropped by kernel. Direction comes from the kernel (outgoing or not);
 --dir and --iface do not apply. On loopback each packet is seen once
-(the outgoing copy is ignored), as libpcap does.
+(the outgoing copy is ignored), as libpcap does. Output files appear when
+the capture stops cleanly (written under a temporary name until then).
 
 Exit codes: 0 ok, 1 runtime error (no permission, socket or output error),
-2 usage, unknown interface or ruleset error.";
+2 usage, unknown interface, ruleset error or an output that is an input.";
 
 #[derive(Args, Debug)]
 #[command(after_help = CAPTURE_EXAMPLES)]
