@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 use weir_capture::{Capture, Config, Iface, KernelStats, LinkKind, RingMode};
 use weir_engine::{Engine, Logger, Verdict};
-use weir_io::output::{Endpoint, ErrorWatch, Watched};
+use weir_io::output::{ErrorWatch, Watched};
 use weir_io::PcapWriter;
 use weir_rules::Names;
 use weir_wire::{decode, Direction, LinkType};
@@ -351,41 +351,21 @@ impl Write for LineSink {
 /// Refuses outputs that share stdout, or that are an input or each other
 /// under any name, before anything is opened for writing.
 fn check_outputs(args: &CaptureArgs) -> Result<(), Failure> {
-    let files = [
-        ("-w", &args.write),
-        ("--drop-out", &args.drop_out),
-        ("--log-file", &args.log_file),
-    ];
-    let mut outs: Vec<Endpoint<'_>> = files
-        .iter()
-        .filter_map(|(role, p)| p.as_deref().map(|p| Endpoint::new(role, p)))
-        .collect();
-    let stdout = outs.iter().filter(|e| e.path.as_os_str() == "-").count();
-    let reports = [
-        (args.counters, "--counters"),
-        (args.json, "--json"),
-        (args.unmatched, "--unmatched"),
-    ];
-    let report = reports.iter().find(|(on, _)| *on).map(|(_, r)| *r);
-    if stdout > 1 || (stdout == 1 && report.is_some()) {
-        return Err(Failure::Usage(
-            "only one output can go to stdout (-), and not beside --counters, --json or --unmatched"
-                .into(),
-        ));
-    }
-    outs.extend(report.map(|r| Endpoint::new(r, Path::new("-"))));
-    let tables: Vec<String> = args
-        .engine
-        .tables
-        .specs
-        .iter()
-        .map(|(name, _)| format!("--table {name}"))
-        .collect();
-    let mut ins = vec![Endpoint::new("the ruleset", &args.rules)];
-    for (role, (_, path)) in tables.iter().zip(&args.engine.tables.specs) {
-        ins.push(Endpoint::new(role, path));
-    }
-    outputs::refuse_clashes(&ins, &outs)
+    outputs::check_filter_outputs(
+        &args.rules,
+        &args.engine.tables,
+        None,
+        &[
+            ("-w", &args.write),
+            ("--drop-out", &args.drop_out),
+            ("--log-file", &args.log_file),
+        ],
+        &[
+            (args.counters, "--counters"),
+            (args.json, "--json"),
+            (args.unmatched, "--unmatched"),
+        ],
+    )
 }
 
 fn open_pcap(

@@ -3,16 +3,71 @@
 //! command succeeds, and every print that can fail returning the failure
 //! instead of panicking.
 
+use crate::cli::TableArgs;
 use crate::counting::counted;
 use crate::Failure;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use weir_io::output::{self, Endpoint, OutputError, Pending};
 
 /// Refuses, before anything is opened for writing, an output that is one
 /// of the inputs or another output under any name (exit 2).
 pub fn refuse_clashes(inputs: &[Endpoint<'_>], outputs: &[Endpoint<'_>]) -> Result<(), Failure> {
     output::check_clashes(inputs, outputs).map_err(|c| Failure::Usage(c.to_string()))
+}
+
+/// The outputs given among `files` (flag, path), as endpoints.
+pub fn given<'a>(files: &[(&'a str, &'a Option<PathBuf>)]) -> Vec<Endpoint<'a>> {
+    files
+        .iter()
+        .filter_map(|(role, p)| p.as_deref().map(|p| Endpoint::new(role, p)))
+        .collect()
+}
+
+/// Checks a filtering command's outputs (`run`, `capture`) before anything
+/// is opened: at most one capture or file on stdout, not beside a report
+/// that prints there (`reports`: flag, whether given); then, by device and
+/// inode, none that is the ruleset, a table file, `capture` (the input
+/// capture), or another output.
+pub fn check_filter_outputs(
+    rules: &Path,
+    tables: &TableArgs,
+    capture: Option<&Path>,
+    files: &[(&str, &Option<PathBuf>)],
+    reports: &[(bool, &str)],
+) -> Result<(), Failure> {
+    let mut outs = given(files);
+    let on_stdout: Vec<&str> = outs
+        .iter()
+        .filter(|e| e.path.as_os_str() == "-")
+        .map(|e| e.role)
+        .collect();
+    let report = reports.iter().find(|(on, _)| *on).map(|(_, flag)| *flag);
+    match (&on_stdout[..], report) {
+        ([_, _, ..], _) => {
+            return Err(Failure::Usage(
+                "only one output can go to stdout (-)".into(),
+            ))
+        }
+        ([flag], Some(report)) => {
+            return Err(Failure::Usage(format!(
+                "{flag} - cannot share stdout with {report}"
+            )))
+        }
+        _ => {}
+    }
+    outs.extend(report.map(|r| Endpoint::new(r, Path::new("-"))));
+    let table_roles: Vec<String> = tables
+        .specs
+        .iter()
+        .map(|(name, _)| format!("--table {name}"))
+        .collect();
+    let mut ins = vec![Endpoint::new("the ruleset", rules)];
+    ins.extend(capture.map(|c| Endpoint::new("-r", c)));
+    for (role, (_, path)) in table_roles.iter().zip(&tables.specs) {
+        ins.push(Endpoint::new(role, path));
+    }
+    refuse_clashes(&ins, &outs)
 }
 
 /// One output being written: `w` takes the bytes; the file appears under

@@ -11,7 +11,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 use weir_engine::Verdict;
-use weir_io::output::Endpoint;
 use weir_probe::client::{self, ClientConfig};
 use weir_probe::report::{self, ClientReport, ServerReport};
 use weir_probe::server::{Server, ServerConfig};
@@ -190,11 +189,7 @@ fn server(args: &ServerArgs) -> Result<(), Failure> {
 }
 
 fn client(args: &ClientArgs) -> Result<(), Failure> {
-    let files = [("--packets", &args.packets), ("--plot", &args.plot)];
-    let outs: Vec<Endpoint<'_>> = files
-        .iter()
-        .filter_map(|(role, p)| p.as_deref().map(|p| Endpoint::new(role, p)))
-        .collect();
+    let outs = outputs::given(&[("--packets", &args.packets), ("--plot", &args.plot)]);
     outputs::refuse_clashes(&[], &outs)?;
     let mut cfg = ClientConfig::new(args.server);
     cfg.sizes = args.sizes.clone();

@@ -10,9 +10,8 @@ use crate::report::{self, Summary};
 use crate::setup::{attach_logger, build_engine_and_set, LogOutput};
 use crate::{Failure, Progress};
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use weir_engine::{Decision, Engine, Verdict};
-use weir_io::output::Endpoint;
 use weir_io::{CaptureError, CaptureWriter, Frame, Interface};
 use weir_rules::Names;
 use weir_wire::{decode, Direction, Malformed, Packet};
@@ -184,52 +183,24 @@ pub fn place(p: &mut Packet, frame: &Frame<'_>, default_dir: Direction) {
 /// Refuses outputs that would share stdout, or overwrite an input or each
 /// other under any name, before anything is opened for writing.
 fn check_outputs(args: &RunArgs) -> Result<(), Failure> {
-    let files = [
-        ("-w", &args.write),
-        ("--drop-out", &args.drop_out),
-        ("--annotate", &args.annotate),
-        ("--verdicts", &args.verdicts),
-        ("--log-file", &args.log_file),
-    ];
-    let mut outs: Vec<Endpoint<'_>> = files
-        .iter()
-        .filter_map(|(role, p)| p.as_deref().map(|p| Endpoint::new(role, p)))
-        .collect();
-    let on_stdout = outs.iter().filter(|e| e.path.as_os_str() == "-").count();
-    if on_stdout > 1 {
-        return Err(Failure::Usage(
-            "only one output can go to stdout (-)".into(),
-        ));
-    }
-    let reports = [
-        (args.counters, "--counters"),
-        (args.json, "--json"),
-        (args.unmatched, "--unmatched"),
-        (args.states, "--states"),
-    ];
-    if let Some((_, report)) = reports.iter().find(|(on, _)| *on) {
-        if on_stdout == 1 {
-            return Err(Failure::Usage(format!(
-                "a capture or verdicts on stdout (-) cannot share it with {report}"
-            )));
-        }
-        outs.push(Endpoint::new(report, Path::new("-")));
-    }
-    let mut ins = vec![
-        Endpoint::new("the ruleset", &args.rules),
-        Endpoint::new("-r", &args.read),
-    ];
-    let tables: Vec<String> = args
-        .engine
-        .tables
-        .specs
-        .iter()
-        .map(|(name, _)| format!("--table {name}"))
-        .collect();
-    for (role, (_, path)) in tables.iter().zip(&args.engine.tables.specs) {
-        ins.push(Endpoint::new(role, path));
-    }
-    outputs::refuse_clashes(&ins, &outs)
+    outputs::check_filter_outputs(
+        &args.rules,
+        &args.engine.tables,
+        Some(&args.read),
+        &[
+            ("-w", &args.write),
+            ("--drop-out", &args.drop_out),
+            ("--annotate", &args.annotate),
+            ("--verdicts", &args.verdicts),
+            ("--log-file", &args.log_file),
+        ],
+        &[
+            (args.counters, "--counters"),
+            (args.json, "--json"),
+            (args.unmatched, "--unmatched"),
+            (args.states, "--states"),
+        ],
+    )
 }
 
 pub fn run(args: &RunArgs) -> Result<(), Failure> {

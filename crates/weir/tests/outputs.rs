@@ -163,14 +163,11 @@ fn logging_rules(dir: &Path) -> PathBuf {
     )
 }
 
-#[test]
-fn log_lines_and_the_summary_to_a_closed_stderr_end_quietly_and_keep_the_files() {
-    let dir = tmp();
-    let d = dir.path();
-    let trace = gen_trace(d, "t.pcap", 500, 4);
-    let rules = logging_rules(d);
-    let pass = d.join("pass.pcap");
-    let args = [
+/// `weir run RULES -r TRACE -w PASS EXTRA…` over 500 generated packets,
+/// every one passed, stderr sent to `sink`.
+fn run_to_stderr(sink: Sink, dir: &Path, rules: &Path, pass: &Path, extra: &[&str]) -> Output {
+    let trace = gen_trace(dir, "t.pcap", 500, 4);
+    let mut args = vec![
         OsStr::new("run"),
         rules.as_os_str(),
         OsStr::new("-r"),
@@ -180,7 +177,16 @@ fn log_lines_and_the_summary_to_a_closed_stderr_end_quietly_and_keep_the_files()
         OsStr::new("--malformed"),
         OsStr::new("pass"),
     ];
-    let out = stderr_to(Sink::ClosedPipe, &args);
+    args.extend(extra.iter().map(OsStr::new));
+    stderr_to(sink, &args)
+}
+
+#[test]
+fn log_lines_and_the_summary_to_a_closed_stderr_end_quietly_and_keep_the_files() {
+    let dir = tmp();
+    let d = dir.path();
+    let pass = d.join("pass.pcap");
+    let out = run_to_stderr(Sink::ClosedPipe, d, &logging_rules(d), &pass, &[]);
     assert_eq!(out.status.code(), Some(0));
     // The run went to the end: every packet is in the file.
     assert_eq!(read_capture(&pass).frames.len(), 500);
@@ -190,41 +196,17 @@ fn log_lines_and_the_summary_to_a_closed_stderr_end_quietly_and_keep_the_files()
 fn log_lines_to_a_full_stderr_fail_the_run_and_keep_no_file() {
     let dir = tmp();
     let d = dir.path();
-    let trace = gen_trace(d, "t.pcap", 500, 4);
-    let rules = logging_rules(d);
     let pass = d.join("pass.pcap");
-    let args = [
-        OsStr::new("run"),
-        rules.as_os_str(),
-        OsStr::new("-r"),
-        trace.as_os_str(),
-        OsStr::new("-w"),
-        pass.as_os_str(),
-        OsStr::new("--json"),
-    ];
-    let out = stderr_to(Sink::Full, &args);
+    let out = run_to_stderr(Sink::Full, d, &logging_rules(d), &pass, &["--json"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(!pass.exists(), "no pass.pcap from a failed run");
     assert!(out.stdout.is_empty(), "no report for a failed run");
-    assert_eq!(
-        fs::read_dir(d).unwrap().count(),
-        2,
-        "no temporary file left"
-    );
+    let left = fs::read_dir(d).unwrap().count();
+    assert_eq!(left, 2, "the trace and the rules; no temporary file");
     // Without log lines, a full stderr fails only at the closing summary,
     // after the outputs are complete: they are kept, and the exit is 1.
     let quiet_rules = write_rules(d, "allow ip from any to any\n");
-    let args = [
-        OsStr::new("run"),
-        quiet_rules.as_os_str(),
-        OsStr::new("-r"),
-        trace.as_os_str(),
-        OsStr::new("-w"),
-        pass.as_os_str(),
-        OsStr::new("--malformed"),
-        OsStr::new("pass"),
-    ];
-    let out = stderr_to(Sink::Full, &args);
+    let out = run_to_stderr(Sink::Full, d, &quiet_rules, &pass, &[]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(read_capture(&pass).frames.len(), 500);
 }

@@ -380,14 +380,12 @@ fn snap_length_cases_are_read_by_libpcap_and_tshark() {
     assert_eq!(libpcap_view(&outs.annotate), Ok((4, 288, 288)));
 }
 
-/// `tshark -r FILE -T fields -e …`, one vector of fields per packet;
-/// panics if tshark fails or complains.
-fn tshark_lines(file: &Path, prefs: &[&str], fields: &[&str]) -> Vec<Vec<String>> {
+/// `tshark -n -r FILE -T fields OPTIONS… -e FIELD…`, one vector of fields
+/// per packet; panics if tshark fails.
+fn tshark_lines(file: &Path, options: &[&str], fields: &[&str]) -> Vec<Vec<String>> {
     let mut cmd = Command::new("tshark");
     cmd.arg("-n").arg("-r").arg(file).args(["-T", "fields"]);
-    for p in prefs {
-        cmd.args(["-o", p]);
-    }
+    cmd.args(options);
     for f in fields {
         cmd.args(["-e", f]);
     }
@@ -510,7 +508,7 @@ fn tso_super_packets_are_read_as_wireshark_reads_them() {
     let mut compared = 0;
     for file in &files {
         let ours = decoded(file);
-        let theirs = tshark_lines(file, &["ipv6.tso_support:TRUE"], &fields);
+        let theirs = tshark_lines(file, &["-o", "ipv6.tso_support:TRUE"], &fields);
         assert_eq!(ours.len(), theirs.len(), "{}", file.display());
         for (k, (p, t)) in ours.iter().zip(&theirs).enumerate() {
             let at = format!("{} packet {}", file.display(), k + 1);
