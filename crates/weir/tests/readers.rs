@@ -77,10 +77,12 @@ fn libpcap_view(path: &Path) -> Result<View, String> {
     Ok(view)
 }
 
-/// As Wireshark's wiretap reads them (`capinfos`): for each file its
-/// format, packets and original bytes ("data size"), or the error
-/// capinfos gave.
-fn wiretap_views(paths: &[PathBuf]) -> Vec<Result<(String, (u64, u64)), String>> {
+/// A file as wiretap reads it: its format, packets and original bytes
+/// ("data size"); or capinfos's error.
+type Wiretap = Result<(String, (u64, u64)), String>;
+
+/// As Wireshark's wiretap reads them (`capinfos`), file by file.
+fn wiretap_views(paths: &[PathBuf]) -> Vec<Wiretap> {
     paths
         .iter()
         .map(|p| {
