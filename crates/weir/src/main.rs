@@ -53,7 +53,10 @@ impl Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return exit_clap(&e),
+    };
     let result = match &cli.command {
         cli::Command::Demo(a) => demo::demo(a),
         cli::Command::Check(a) => check(a),
@@ -71,6 +74,16 @@ fn main() -> ExitCode {
         cli::Command::Inline(a) => inline::run(a),
     };
     exit(result)
+}
+
+/// Help, version and flag errors, printed as clap prints them, exiting as
+/// any command does when that print fails.
+fn exit_clap(e: &clap::Error) -> ExitCode {
+    let stream = if e.use_stderr() { "stderr" } else { "stdout" };
+    match e.print() {
+        Ok(()) => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
+        Err(io) => exit(Err(Failure::from_io(stream, io))),
+    }
 }
 
 /// The exit code of a command's result, its message on stderr (where a
