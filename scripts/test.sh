@@ -3,15 +3,18 @@
 #
 #   bash scripts/test.sh
 #
-# Needs root (or sudo) the first time, for Debian's tcpdump, strace and
-# libpcap-dev: the differential test compares weir with tcpdump/libpcap on
-# the same captures, and the syscall test counts system calls under strace.
+# Needs root (or sudo) the first time, for Debian's tcpdump, tshark, strace
+# and libpcap-dev: the differential test compares weir with tcpdump/libpcap on
+# the same captures, the readers test has tcpdump and Wireshark (tshark,
+# capinfos, editcap) read weir's outputs, and the syscall test counts system
+# calls under strace.
 # FUZZ_SECONDS (default 20) sets how long each fuzz target runs at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
 command -v tcpdump >/dev/null 2>&1 || need+=(tcpdump)
+command -v tshark >/dev/null 2>&1 || need+=(tshark)
 command -v strace >/dev/null 2>&1 || need+=(strace)
 [ -e /usr/include/pcap/pcap.h ] || need+=(libpcap-dev)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)

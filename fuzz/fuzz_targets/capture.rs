@@ -1,6 +1,7 @@
 //! Capture bytes → `CaptureReader` → every frame decoded, and written back
 //! with a mirroring `CaptureWriter`; the copy must read back with the same
-//! number of frames.
+//! number of frames, each with the comments it had (a pcapng copy keeps
+//! them, cut at most to the writer's longest option).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -12,6 +13,7 @@ fuzz_target!(|data: &[u8]| {
     let mut writer: Option<CaptureWriter<Vec<u8>>> = None;
     let mut frames = 0usize;
     let mut written = 0usize;
+    let mut comments: Vec<Vec<Vec<u8>>> = Vec::new();
     loop {
         let (frame, ifaces) = match reader.next_with_interfaces() {
             Ok(Some(f)) => f,
@@ -27,6 +29,7 @@ fuzz_target!(|data: &[u8]| {
         if let Some(w) = writer.as_mut() {
             if w.write(&frame, ifaces, None).is_ok() {
                 written += 1;
+                comments.push(frame.comments.map(<[u8]>::to_vec).collect());
             }
         }
     }
@@ -38,8 +41,21 @@ fuzz_target!(|data: &[u8]| {
     loop {
         match again.next_frame() {
             Ok(Some(f)) => {
-                n += 1;
                 let _ = weir_wire::decode(f.link_type, f.data, f.orig_len);
+                let kept: Vec<&[u8]> = f.comments.collect();
+                // pcap has nowhere to put comments.
+                if format == weir_io::Format::Pcapng {
+                    let had = &comments[n];
+                    assert_eq!(kept.len(), had.len(), "frame {n}: comments lost");
+                    for (k, h) in kept.iter().zip(had) {
+                        // Whole, or cut to 0xfffc bytes less at most 3 (a
+                        // UTF-8 character is not split).
+                        let whole = k.len() == h.len();
+                        let cut = h.len() > 0xfffc && k.len() + 3 >= 0xfffc;
+                        assert!(h.starts_with(k) && (whole || cut), "frame {n}: comment changed");
+                    }
+                }
+                n += 1;
             }
             Ok(None) => break,
             Err(e) => panic!("written capture fails after {n} of {written} frames: {e}"),

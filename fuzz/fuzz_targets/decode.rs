@@ -14,7 +14,7 @@ use weir_engine::{CompileOptions, DispatchKind, Engine, LogFormat, Logger, Progr
 use weir_rules::Names;
 use weir_wire::LinkType;
 
-const LINK_TYPES: [u32; 12] = [0, 1, 9, 12, 14, 50, 101, 108, 113, 228, 229, 276];
+const LINK_TYPES: [u32; 13] = [0, 1, 9, 12, 14, 50, 101, 104, 108, 113, 228, 229, 276];
 
 /// Exercises ports, tcpflags, icmptypes, frag, ipoptions, tos, lengths,
 /// interfaces, `me`, calls, skiptos and logging.

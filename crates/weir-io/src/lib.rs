@@ -10,12 +10,15 @@
 //! Reading: [`open_capture`] / [`CaptureReader::new`] detect the format;
 //! [`CaptureReader::next_frame`] yields [`Frame`]s borrowed from the buffer.
 //! Writing: [`PcapWriter`], [`PcapngWriter`], and [`CaptureWriter`], which
-//! mirrors an input's format and interfaces.
+//! mirrors an input's format and interfaces. [`output`] keeps outputs
+//! honest: no output overwrites an input, and a file appears only when it
+//! is complete.
 
 mod endian;
 mod error;
 mod input;
 mod mirror;
+pub mod output;
 mod pcap;
 mod pcapng;
 mod reader;
@@ -23,5 +26,5 @@ mod writer;
 
 pub use error::CaptureError;
 pub use mirror::CaptureWriter;
-pub use reader::{open_capture, open_input, CaptureReader, Format, Frame, Interface};
+pub use reader::{open_capture, open_input, CaptureReader, Comments, Format, Frame, Interface};
 pub use writer::{PcapWriter, PcapngWriter};

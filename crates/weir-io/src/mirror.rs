@@ -5,20 +5,32 @@ use std::io::{self, Write};
 
 use weir_wire::LinkType;
 
+use crate::pcap::MAX_RECORD;
 use crate::reader::{Format, Frame, Interface};
 use crate::writer::{PcapWriter, PcapngWriter};
 
 /// A writer that mirrors an input capture: same format (pcap keeps link type,
 /// snaplen and micro/nano resolution; pcapng copies the input's interfaces,
 /// written lazily the first time a frame on that interface arrives, in a
-/// stable order).
+/// stable order, and each packet's comments).
 ///
 /// "Stable order": when a frame on input interface `k` first arrives, every
 /// input interface up to `k` not yet written is written, in input order. So
 /// output interface ids equal input ids, in every output split from one input.
-pub enum CaptureWriter<W: Write> {
+pub struct CaptureWriter<W: Write> {
+    inner: Inner<W>,
+}
+
+enum Inner<W: Write> {
     Pcap(PcapWriter<W>),
-    Pcapng(PcapngWriter<W>),
+    Pcapng {
+        w: PcapngWriter<W>,
+        /// The smallest snap length an interface block may declare: libpcap
+        /// holds pcapng packets to their interface's snap length, but not
+        /// pcap records to the file header's, so a pcap input's records may
+        /// be longer than its header says.
+        snaplen_floor: u32,
+    },
 }
 
 impl<W: Write> CaptureWriter<W> {
@@ -31,36 +43,53 @@ impl<W: Write> CaptureWriter<W> {
                 let (lt, snap) = interfaces
                     .first()
                     .map_or((LinkType(1), 262_144), |i| (i.link_type, i.snaplen));
-                Ok(CaptureWriter::Pcap(PcapWriter::new(w, lt, snap, nanos)?))
+                Ok(CaptureWriter {
+                    inner: Inner::Pcap(PcapWriter::new(w, lt, snap, nanos)?),
+                })
             }
-            Format::Pcapng => Self::pcapng_like(w),
+            Format::Pcapng => Self::pcapng_like(w, format),
         }
     }
 
-    /// Always pcapng (for `--annotate`), interfaces copied lazily as above.
-    pub fn pcapng_like(w: W) -> io::Result<Self> {
-        Ok(CaptureWriter::Pcapng(PcapngWriter::new(w)?))
+    /// Always pcapng (for `--annotate`), interfaces copied lazily as above
+    /// from an input in `input` format. A pcap input's interface declares a
+    /// snap length of at least 262,144 bytes (libpcap's largest record), so
+    /// no packet is longer than its interface allows; libpcap refuses such
+    /// a pcapng although it reads the pcap it came from.
+    pub fn pcapng_like(w: W, input: Format) -> io::Result<Self> {
+        let snaplen_floor = match input {
+            Format::Pcap { .. } => MAX_RECORD,
+            Format::Pcapng => 0,
+        };
+        Ok(CaptureWriter {
+            inner: Inner::Pcapng {
+                w: PcapngWriter::new(w)?,
+                snaplen_floor,
+            },
+        })
     }
 
     /// Writes `frame`; `iface_info` is the reader's interface list (see
-    /// `CaptureReader::next_with_interfaces`). `comment` is dropped for pcap.
+    /// `CaptureReader::next_with_interfaces`). pcapng keeps the frame's own
+    /// comments and adds `comment` after them; pcap has no room for either.
     pub fn write(
         &mut self,
         frame: &Frame<'_>,
         iface_info: &[Interface],
         comment: Option<&str>,
     ) -> io::Result<()> {
-        match self {
-            CaptureWriter::Pcap(w) => w.write_frame(frame.ts_ns, frame.orig_len, frame.data),
-            CaptureWriter::Pcapng(w) => {
-                add_interfaces_through(w, frame.iface, iface_info)?;
+        match &mut self.inner {
+            Inner::Pcap(w) => w.write_frame(frame.ts_ns, frame.orig_len, frame.data),
+            Inner::Pcapng { w, snaplen_floor } => {
+                add_interfaces_through(w, frame.iface, iface_info, *snaplen_floor)?;
+                let comments = frame.comments.chain(comment.map(str::as_bytes));
                 w.write_frame(
                     frame.iface,
                     frame.ts_ns,
                     frame.orig_len,
                     frame.data,
                     frame.direction,
-                    comment,
+                    comments,
                 )
             }
         }
@@ -71,36 +100,49 @@ impl<W: Write> CaptureWriter<W> {
     /// such as libpcap refuse a pcapng without interface blocks. Call it
     /// once, at the end, with the reader's final interface list.
     pub fn finish_interfaces(&mut self, iface_info: &[Interface]) -> io::Result<()> {
-        match self {
-            CaptureWriter::Pcap(_) => Ok(()),
-            CaptureWriter::Pcapng(w) => match iface_info.len().checked_sub(1) {
-                Some(last) => add_interfaces_through(w, last as u32, iface_info),
+        match &mut self.inner {
+            Inner::Pcap(_) => Ok(()),
+            Inner::Pcapng { w, snaplen_floor } => match iface_info.len().checked_sub(1) {
+                Some(last) => add_interfaces_through(w, last as u32, iface_info, *snaplen_floor),
                 None => Ok(()),
             },
         }
     }
 
+    /// Whether the output describes its link layer: always for pcap; for
+    /// pcapng once an interface block is written. libpcap refuses a pcapng
+    /// without one, so an input that never described an interface leaves
+    /// nothing worth keeping.
+    pub fn has_interfaces(&self) -> bool {
+        match &self.inner {
+            Inner::Pcap(_) => true,
+            Inner::Pcapng { w, .. } => w.interface_count() > 0,
+        }
+    }
+
     pub fn flush(&mut self) -> io::Result<()> {
-        match self {
-            CaptureWriter::Pcap(w) => w.flush(),
-            CaptureWriter::Pcapng(w) => w.flush(),
+        match &mut self.inner {
+            Inner::Pcap(w) => w.flush(),
+            Inner::Pcapng { w, .. } => w.flush(),
         }
     }
 
     /// Flushes and returns the underlying writer.
     pub fn into_inner(self) -> io::Result<W> {
-        match self {
-            CaptureWriter::Pcap(w) => w.into_inner(),
-            CaptureWriter::Pcapng(w) => w.into_inner(),
+        match self.inner {
+            Inner::Pcap(w) => w.into_inner(),
+            Inner::Pcapng { w, .. } => w.into_inner(),
         }
     }
 }
 
-/// Adds interfaces in input order until interface `last` exists.
+/// Adds interfaces in input order until interface `last` exists, each
+/// declaring at least `snaplen_floor` (0, "no limit", stays 0).
 fn add_interfaces_through<W: Write>(
     w: &mut PcapngWriter<W>,
     last: u32,
     iface_info: &[Interface],
+    snaplen_floor: u32,
 ) -> io::Result<()> {
     while w.interface_count() <= last {
         let i = w.interface_count() as usize;
@@ -110,7 +152,14 @@ fn add_interfaces_through<W: Write>(
                 "frame refers to an interface missing from iface_info",
             )
         })?;
-        w.add_interface(info)?;
+        let snaplen = match info.snaplen {
+            0 => 0,
+            s => s.max(snaplen_floor),
+        };
+        w.add_interface(&Interface {
+            snaplen,
+            ..info.clone()
+        })?;
     }
     Ok(())
 }

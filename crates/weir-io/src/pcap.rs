@@ -114,6 +114,8 @@ pub(crate) fn next_record<R: Read>(
         orig_len,
         data: range.start + RECORD_HEADER_LEN..range.end,
         direction: Direction::Unknown,
+        options: range.end..range.end,
+        endian: e,
         offset,
     }))
 }

@@ -102,22 +102,34 @@ impl NgState {
     }
 }
 
-/// Walks an option list, calling `f(code, value)` for each option. Stops
-/// quietly at opt_endofopt or at an option that overruns the block: options
-/// only refine a packet, so a damaged list must not cost the packet.
-fn for_each_option(e: Endian, mut opts: &[u8], mut f: impl FnMut(u16, &[u8])) {
-    while opts.len() >= 4 {
-        let code = e.u16(opts, 0);
-        let len = usize::from(e.u16(opts, 2));
-        if code == OPT_END {
-            return;
+/// The options of a block, as `(code, value)`, in file order. Stops
+/// quietly at opt_endofopt or at an option that overruns the block:
+/// options only refine a packet, so a damaged list must not cost the packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Options<'a> {
+    pub(crate) endian: Endian,
+    pub(crate) rest: &'a [u8],
+}
+
+impl<'a> Iterator for Options<'a> {
+    type Item = (u16, &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let e = self.endian;
+        if self.rest.len() < 4 {
+            return None;
         }
-        let padded = (len + 3) & !3;
-        let Some(value) = opts.get(4..4 + len) else {
-            return;
+        let code = e.u16(self.rest, 0);
+        let len = usize::from(e.u16(self.rest, 2));
+        let value = match self.rest.get(4..4 + len) {
+            Some(v) if code != OPT_END => v,
+            _ => {
+                self.rest = &[];
+                return None;
+            }
         };
-        f(code, value);
-        opts = opts.get(4 + padded..).unwrap_or(&[]);
+        self.rest = self.rest.get(4 + ((len + 3) & !3)..).unwrap_or(&[]);
+        Some((code, value))
     }
 }
 
@@ -224,15 +236,21 @@ pub(crate) fn step<R: Read>(st: &mut NgState, input: &mut Input<R>) -> Result<St
                 scale: TsScale::Mul(1_000),
                 offset_s: 0,
             };
-            for_each_option(e, &body[8..], |code, v| match (code, v.len()) {
-                (IF_NAME, _) => {
-                    let name = v.split(|&b| b == 0).next().unwrap_or(v);
-                    iface.name = Some(String::from_utf8_lossy(name).into_owned());
+            let options = Options {
+                endian: e,
+                rest: &body[8..],
+            };
+            for (code, v) in options {
+                match (code, v.len()) {
+                    (IF_NAME, _) => {
+                        let name = v.split(|&b| b == 0).next().unwrap_or(v);
+                        iface.name = Some(String::from_utf8_lossy(name).into_owned());
+                    }
+                    (IF_TSRESOL, 1) => clock.scale = TsScale::from_tsresol(v[0]),
+                    (IF_TSOFFSET, 8) => clock.offset_s = e.u64(v, 0) as i64,
+                    _ => {}
                 }
-                (IF_TSRESOL, 1) => clock.scale = TsScale::from_tsresol(v[0]),
-                (IF_TSOFFSET, 8) => clock.offset_s = e.u64(v, 0) as i64,
-                _ => {}
-            });
+            }
             st.interfaces.push(iface);
             st.clocks.push(clock);
         }
@@ -255,18 +273,23 @@ pub(crate) fn step<R: Read>(st: &mut NgState, input: &mut Input<R>) -> Result<St
                 return Err(malformed("packet block (captured length exceeds block)"));
             }
             let iface = known_iface(st, id, offset)?;
-            let opts_at = 20 + ((caplen as usize + 3) & !3);
+            // Options start after the padded data; a block too short for
+            // the padding simply has none.
+            let opts_at = (20 + ((caplen as usize + 3) & !3)).min(body.len());
             let mut direction = Direction::Unknown;
-            if let Some(opts) = body.get(opts_at..) {
-                for_each_option(e, opts, |code, v| {
-                    if code == EPB_FLAGS && v.len() == 4 {
-                        direction = match e.u32(v, 0) & 3 {
-                            1 => Direction::In,
-                            2 => Direction::Out,
-                            _ => Direction::Unknown,
-                        };
-                    }
-                });
+            let options = Options {
+                endian: e,
+                rest: &body[opts_at..],
+            };
+            // epb_flags is read here; comments later, only by writers
+            // that copy them (`Frame::comments`).
+            let flags = options.filter(|&(code, v)| code == EPB_FLAGS && v.len() == 4);
+            if let Some((_, v)) = flags.last() {
+                direction = match e.u32(v, 0) & 3 {
+                    1 => Direction::In,
+                    2 => Direction::Out,
+                    _ => Direction::Unknown,
+                };
             }
             let data = body_start + 20..body_start + 20 + caplen as usize;
             return Ok(Step::Packet(Record {
@@ -276,6 +299,8 @@ pub(crate) fn step<R: Read>(st: &mut NgState, input: &mut Input<R>) -> Result<St
                 orig_len,
                 data,
                 direction,
+                options: body_start + opts_at..body_end,
+                endian: e,
                 offset,
             }));
         }
@@ -298,6 +323,8 @@ pub(crate) fn step<R: Read>(st: &mut NgState, input: &mut Input<R>) -> Result<St
                 orig_len,
                 data,
                 direction: Direction::Unknown,
+                options: body_end..body_end,
+                endian: e,
                 offset,
             }));
         }

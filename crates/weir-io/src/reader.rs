@@ -12,7 +12,7 @@ use crate::endian::Endian;
 use crate::error::CaptureError;
 use crate::input::Input;
 use crate::pcap::{self, PcapState};
-use crate::pcapng::{self, NgState};
+use crate::pcapng::{self, NgState, Options, OPT_COMMENT};
 
 /// Container format of a capture, as read or to be written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,8 +43,39 @@ pub struct Frame<'a> {
     pub data: &'a [u8],
     /// From pcapng `epb_flags` bits 0-1; `Unknown` otherwise.
     pub direction: Direction,
+    /// The packet's pcapng `opt_comment`s (none for pcap), which writers
+    /// copy into pcapng outputs.
+    pub comments: Comments<'a>,
     /// Byte offset of this record or block in the input.
     pub offset: u64,
+}
+
+/// The `opt_comment` values of one pcapng packet block, in file order, as
+/// raw bytes (the format says UTF-8; a writer copies them unchanged).
+/// Walking them costs nothing unless someone iterates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Comments<'a> {
+    options: Options<'a>,
+}
+
+impl Comments<'_> {
+    /// No comments, as for every pcap record.
+    pub const NONE: Comments<'static> = Comments {
+        options: Options {
+            endian: Endian::Little,
+            rest: &[],
+        },
+    };
+}
+
+impl<'a> Iterator for Comments<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        self.options
+            .find(|&(code, _)| code == OPT_COMMENT)
+            .map(|(_, value)| value)
+    }
 }
 
 /// A frame before its data range is turned into a slice.
@@ -55,6 +86,9 @@ pub(crate) struct Record {
     pub(crate) orig_len: u32,
     pub(crate) data: Range<usize>,
     pub(crate) direction: Direction,
+    /// The block's options (empty for pcap), read in `endian`.
+    pub(crate) options: Range<usize>,
+    pub(crate) endian: Endian,
     pub(crate) offset: u64,
 }
 
@@ -167,6 +201,12 @@ impl<R: Read> CaptureReader<R> {
             orig_len: rec.orig_len,
             data: self.input.slice(rec.data),
             direction: rec.direction,
+            comments: Comments {
+                options: Options {
+                    endian: rec.endian,
+                    rest: self.input.slice(rec.options),
+                },
+            },
             offset: rec.offset,
         };
         Ok(Some((frame, self.interfaces())))

@@ -118,7 +118,7 @@ impl<W: Write> PcapngWriter<W> {
         self.put_u16(0);
         self.put_u32(iface.snaplen);
         if let Some(name) = &iface.name {
-            self.put_opt(IF_NAME, clip(name).as_bytes());
+            self.put_opt(IF_NAME, clip(name.as_bytes()));
         }
         self.put_opt(IF_TSRESOL, &[9]);
         self.end_opts();
@@ -134,15 +134,16 @@ impl<W: Write> PcapngWriter<W> {
 
     /// Writes an Enhanced Packet Block on interface `iface` (an id returned
     /// by [`add_interface`](Self::add_interface)). `epb_flags` is written when
-    /// the direction is known, `opt_comment` when a comment is given.
-    pub fn write_frame(
+    /// the direction is known, an `opt_comment` for each of `comments`, in
+    /// order (Wireshark shows them all).
+    pub fn write_frame<C: AsRef<[u8]>>(
         &mut self,
         iface: u32,
         ts_ns: u64,
         orig_len: u32,
         data: &[u8],
         direction: Direction,
-        comment: Option<&str>,
+        comments: impl IntoIterator<Item = C>,
     ) -> io::Result<()> {
         if iface >= self.interfaces {
             return Err(invalid("pcapng frame on an interface not yet added"));
@@ -166,10 +167,10 @@ impl<W: Write> PcapngWriter<W> {
         if let Some(f) = flags {
             self.put_opt(EPB_FLAGS, &f.to_le_bytes());
         }
-        if let Some(c) = comment {
-            self.put_opt(OPT_COMMENT, clip(c).as_bytes());
+        for c in comments {
+            self.put_opt(OPT_COMMENT, clip(c.as_ref()));
         }
-        if flags.is_some() || comment.is_some() {
+        if self.block.len() > head {
             self.end_opts();
         }
         let total = len_u32(self.block.len() + data_padded + 4)?;
@@ -227,14 +228,15 @@ impl<W: Write> PcapngWriter<W> {
     }
 }
 
-/// Cuts a string to fit one option, at a char boundary.
-fn clip(s: &str) -> &str {
-    if s.len() <= MAX_OPT {
-        return s;
+/// Cuts an option value to fit. The cut backs off (at most 3 bytes) to the
+/// start of a UTF-8 character, so text is not split inside one.
+fn clip(v: &[u8]) -> &[u8] {
+    if v.len() <= MAX_OPT {
+        return v;
     }
     let mut end = MAX_OPT;
-    while !s.is_char_boundary(end) {
+    while end > MAX_OPT - 3 && v[end] & 0xc0 == 0x80 {
         end -= 1;
     }
-    &s[..end]
+    &v[..end]
 }

@@ -287,12 +287,7 @@ fn annotate_pcap_as_pcapng_with_comments() {
     let mut file = pcap_header(false, false, 65535, 1);
     file.extend(pcap_record(false, 10, 20, 3, b"abc"));
     file.extend(pcap_record(false, 11, 0, 1, b"d"));
-    let mut r = CaptureReader::new(&file[..]).unwrap();
-    let mut w = CaptureWriter::pcapng_like(Vec::new()).unwrap();
-    while let Some((f, ifaces)) = r.next_with_interfaces().unwrap() {
-        w.write(&f, ifaces, Some("rule 00100 allow")).unwrap();
-    }
-    let out = w.into_inner().unwrap();
+    let out = annotate(&file, "rule 00100 allow");
     assert_eq!(
         out.windows(16).filter(|w| w == b"rule 00100 allow").count(),
         2
@@ -302,6 +297,93 @@ fn annotate_pcap_as_pcapng_with_comments() {
     assert_eq!(ifaces[0].link_type, LinkType(1));
     assert_eq!(frames[0].ts_ns, 10_000_020_000);
     assert_eq!(frames[1].data, b"d");
+}
+
+/// Copies a capture into an annotated pcapng, `comment` on every packet.
+fn annotate(bytes: &[u8], comment: &str) -> Vec<u8> {
+    let mut r = CaptureReader::new(bytes).unwrap();
+    let mut w = CaptureWriter::pcapng_like(Vec::new(), r.format()).unwrap();
+    while let Some((f, ifaces)) = r.next_with_interfaces().unwrap() {
+        w.write(&f, ifaces, Some(comment)).unwrap();
+    }
+    w.finish_interfaces(r.interfaces()).unwrap();
+    w.into_inner().unwrap()
+}
+
+/// Each packet's `opt_comment`s as the reader gives them (checked first
+/// against hand-built input, then used to read the writers' output).
+fn comments_of(ng: &[u8]) -> Vec<Vec<Vec<u8>>> {
+    let mut r = CaptureReader::new(ng).unwrap();
+    let mut out = Vec::new();
+    while let Some(f) = r.next_frame().unwrap() {
+        out.push(f.comments.map(<[u8]>::to_vec).collect());
+    }
+    out
+}
+
+#[test]
+fn packet_comments_are_kept_and_the_annotation_added_after_them() {
+    // Two comments on the first packet (one not UTF-8, kept as bytes),
+    // other options around them, none on the second; an OPB with one.
+    for be in [false, true] {
+        let mut f = ng_shb(be, 1);
+        f.extend(ng_idb(be, 1, 0, &[]));
+        let opts = [
+            (2, u32b(be, 1).to_vec()),
+            (1, b"first, from the capture".to_vec()),
+            (3, vec![0; 8]), // epb_hash, not a comment
+            (1, vec![b'x', 0xff, b'y']),
+        ];
+        f.extend(ng_epb(be, 0, 1, 3, b"abc", &opts));
+        f.extend(ng_epb(be, 0, 2, 1, b"d", &[]));
+        let mut opb = ng_opb(be, 0, 3, 2, b"ef");
+        // An OPB's options follow its data: rebuild it with a comment.
+        opb.truncate(opb.len() - 4);
+        opb.extend(ng_opts(be, &[(1, b"opb note".to_vec())]));
+        let len = opb.len() as u32 + 4;
+        opb[4..8].copy_from_slice(&u32b(be, len));
+        opb.extend(u32b(be, len));
+        f.extend(opb);
+        let want_in: Vec<Vec<Vec<u8>>> = vec![
+            vec![b"first, from the capture".to_vec(), vec![b'x', 0xff, b'y']],
+            vec![],
+            vec![b"opb note".to_vec()],
+        ];
+        assert_eq!(comments_of(&f), want_in, "read, be={be}");
+        // -w / --drop-out: the comments as they were.
+        assert_eq!(comments_of(&mirror(&f, |_| None)), want_in, "mirror");
+        // --annotate: weir's comment after the capture's own.
+        let want_annotated: Vec<Vec<Vec<u8>>> = want_in
+            .iter()
+            .map(|c| [c.clone(), vec![b"rule 100 allow".to_vec()]].concat())
+            .collect();
+        assert_eq!(comments_of(&annotate(&f, "rule 100 allow")), want_annotated);
+    }
+}
+
+#[test]
+fn pcap_input_interfaces_declare_no_snap_length_below_a_record() {
+    // tcpdump's snaplen64 case: the header says 64, the records hold 74.
+    let mut file = pcap_header(false, false, 64, 1);
+    file.extend(pcap_record(false, 1, 0, 74, &[0xaa; 74]));
+    let (_, ifaces, _) = read_all(&annotate(&file, "x"));
+    assert_eq!(ifaces[0].snaplen, 262_144, "annotated pcapng");
+    // A pcap output keeps the header, which libpcap reads as it reads the input.
+    let (_, ifaces, frames) = read_all(&mirror(&file, |_| None));
+    assert_eq!((ifaces[0].snaplen, frames[0].data.len()), (64, 74));
+    // A larger snap length, and 0 ("no limit"), are kept.
+    for snap in [0, 300_000] {
+        let mut file = pcap_header(false, false, snap, 1);
+        file.extend(pcap_record(false, 1, 0, 4, b"abcd"));
+        let (_, ifaces, _) = read_all(&annotate(&file, "x"));
+        assert_eq!(ifaces[0].snaplen, snap);
+    }
+    // A pcapng input's interfaces keep their own snap length.
+    let mut ng = ng_shb(false, 1);
+    ng.extend(ng_idb(false, 1, 96, &[]));
+    ng.extend(ng_epb(false, 0, 1, 60, &[0; 60], &[]));
+    let (_, ifaces, _) = read_all(&annotate(&ng, "x"));
+    assert_eq!(ifaces[0].snaplen, 96);
 }
 
 /// Hands out at most `n` bytes per read and counts calls.
@@ -396,4 +478,18 @@ fn open_capture_reads_files() {
     }
     assert_eq!(n, 30);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_comment_too_long_for_one_option_is_cut_between_characters() {
+    let mut file = pcap_header(false, false, 65535, 1);
+    file.extend(pcap_record(false, 1, 0, 1, b"a"));
+    // 'é' is two bytes; 0xfffc is even, so the cut would fall between them
+    // after an odd lead-in byte.
+    let long = format!("x{}", "é".repeat(40_000));
+    let out = annotate(&file, &long);
+    let got = &comments_of(&out)[0][0];
+    let text = std::str::from_utf8(got).expect("still UTF-8");
+    assert!(long.starts_with(text));
+    assert_eq!(got.len(), 0xfffc - 1, "cut at the last whole character");
 }

@@ -4,6 +4,7 @@
 //! nothing is pending. A build that fails is reported and changes nothing.
 
 use std::io;
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -46,7 +47,8 @@ impl<T: Send + 'static> Reloader<T> {
                             s.succeeded.fetch_add(1, Ordering::Relaxed);
                         }
                         Err(text) => {
-                            eprintln!("{text}");
+                            // A full or closed stderr must not end reloads.
+                            let _ = writeln!(io::stderr(), "{text}");
                             s.failed.fetch_add(1, Ordering::Relaxed);
                         }
                     }

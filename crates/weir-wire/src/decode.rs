@@ -7,8 +7,8 @@
 //!   inside both the captured bytes and the IP length, and a short or bad
 //!   header is a counted [`Malformed`] reason that keeps the addresses
 //!   decoded so far, not an error that throws them away;
-//! - it covers link types such as Linux SLL2, PPP (bare or HDLC-framed) and
-//!   BSD NULL/LOOP, which crates such as etherparse do not.
+//! - it covers link types such as Linux SLL2, PPP (bare or HDLC-framed),
+//!   Cisco HDLC and BSD NULL/LOOP, which crates such as etherparse do not.
 //!
 //! Each layer is a small function returning `Result<_, Malformed>`:
 //! `link::parse` finds where layer 3 starts and what the link says it is,
@@ -44,6 +44,8 @@ impl LinkType {
     pub const PPP_HDLC: LinkType = LinkType(50);
     /// Raw IP; the version nibble says 4 or 6.
     pub const RAW: LinkType = LinkType(101);
+    /// Cisco HDLC: address, control, then an ethertype.
+    pub const C_HDLC: LinkType = LinkType(104);
     /// OpenBSD loopback: like NULL but the family is in network byte order.
     pub const LOOP: LinkType = LinkType(108);
     /// Linux "cooked" capture v1 (16-byte header).
@@ -63,6 +65,7 @@ impl LinkType {
             Self::PPP => "ppp",
             Self::RAW | Self::RAW_DLT12 | Self::RAW_DLT14 => "raw",
             Self::PPP_HDLC => "ppp-hdlc",
+            Self::C_HDLC => "c-hdlc",
             Self::LOOP => "loop",
             Self::LINUX_SLL => "linux-sll",
             Self::IPV4 => "ipv4",

@@ -5,6 +5,10 @@
 //! addresses. They return the L4 segment — clipped to both the captured
 //! bytes and the IP length — or `None` when there is no L4 header to read
 //! (a later fragment, ESP).
+//!
+//! A length field of zero on a TCP/IP super-packet (TSO/GSO, BIG TCP) is
+//! read as the frame's own length, as Wireshark and tcpdump read it; see
+//! [`tso_v4_len`] and [`tso_v6_payload`].
 
 use crate::decode::{array, be16, be32};
 use crate::packet::{ext6, frag, ipopt, v4_mapped, Malformed, Packet};
@@ -47,6 +51,7 @@ mod v6 {
     pub const ESP: u8 = 50;
     pub const AH: u8 = 51;
     pub const DSTOPT: u8 = 60;
+    pub const NO_NEXT_HEADER: u8 = 59;
     /// Extension headers walked before the chain is called malformed.
     pub const MAX_EXT_HEADERS: usize = 8;
     pub const FRAGMENT_HEADER_LEN: usize = 8;
@@ -79,8 +84,11 @@ pub(crate) fn parse_v4<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResul
     }
     let header = l3.get(..header_len).ok_or(Malformed::TruncatedIp)?;
     // The header is present, so `fixed_v4` has filled `ip_len`.
-    let total = p.ip_len;
-    if usize::from(total) < header_len || u32::from(total) > l3_len {
+    let total = match p.ip_len {
+        0 => tso_v4_len(p, l3_len),
+        n => u32::from(n),
+    };
+    if total < header_len as u32 || total > l3_len {
         return Err(Malformed::BadIpLength);
     }
     p.ip_options = options_v4(header.get(v4::MIN_HEADER_LEN..).unwrap_or_default());
@@ -89,8 +97,21 @@ pub(crate) fn parse_v4<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResul
         return Ok(None);
     }
     // Ethernet padding past the total length is not part of the datagram.
-    let end = usize::from(total).min(l3.len());
+    let end = usize::try_from(total).unwrap_or(usize::MAX).min(l3.len());
     Ok(Some(l3.get(header_len..end).unwrap_or_default()))
+}
+
+/// The length of an IPv4 datagram whose total length says 0: the frame's.
+///
+/// A host that leaves segmentation to its NIC (TSO/GSO) may capture its
+/// outgoing super-packets with 0 there, and Linux's BIG TCP writes 0 on
+/// IPv4 packets past 64 KiB; Wireshark
+/// (`ip.tso_support`, on by default) and tcpdump (since late 2023) read such
+/// a packet with the length the frame gives, and so does weir. `ip_len`
+/// then records that length, saturating at 65535.
+fn tso_v4_len(p: &mut Packet, l3_len: u32) -> u32 {
+    p.ip_len = u16::try_from(l3_len).unwrap_or(u16::MAX);
+    l3_len
 }
 
 /// Copies the fields of the fixed 20-byte IPv4 header into the record.
@@ -167,6 +188,9 @@ pub(crate) fn parse_v6<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResul
     {
         payload_len = frame_payload;
     }
+    if payload_len == 0 {
+        payload_len = tso_v6_payload(next, frame_payload);
+    }
     let ip_len = payload_len.saturating_add(v6::HEADER_LEN as u32);
     p.ip_len = u16::try_from(ip_len).unwrap_or(u16::MAX);
     if payload_len > frame_payload {
@@ -174,6 +198,25 @@ pub(crate) fn parse_v6<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResul
     }
     let end = usize::try_from(ip_len).unwrap_or(usize::MAX).min(l3.len());
     walk_ext(p, l3.get(..end).unwrap_or_default(), next)
+}
+
+/// The payload length of an IPv6 packet whose header says 0 and that
+/// carries no Jumbo Payload option.
+///
+/// Linux's BIG TCP, once it stopped inserting a hop-by-hop Jumbo option,
+/// hands capture super-packets past 64 KiB with payload length 0 and no
+/// hop-by-hop header; tcpdump reads them with the frame's length, and so
+/// does Wireshark with `ipv6.tso_support` on.
+/// Only a frame whose payload cannot be written in 16 bits is taken for
+/// one: a smaller frame saying 0 is malformed, as before. A hop-by-hop
+/// header without the option, or "no next header", keeps the length 0.
+fn tso_v6_payload(next: u8, frame_payload: u32) -> u32 {
+    let big = frame_payload > u32::from(u16::MAX);
+    if big && next != v6::HOPOPT && next != v6::NO_NEXT_HEADER {
+        frame_payload
+    } else {
+        0
+    }
 }
 
 /// Walks up to [`v6::MAX_EXT_HEADERS`] extension headers from byte 40 of

@@ -79,6 +79,7 @@ pub(crate) fn parse(link: LinkType, frame: &[u8], p: &mut Packet) -> LinkResult 
         LinkType::IPV4 => Ok((0, Net::V4)),
         LinkType::IPV6 => Ok((0, Net::V6)),
         LinkType::PPP | LinkType::PPP_HDLC => ppp(frame),
+        LinkType::C_HDLC => cisco_hdlc(frame),
         LinkType::LINUX_SLL => sll(frame, p),
         LinkType::LINUX_SLL2 => sll2(frame, p),
         _ => Ok((0, Net::NonIp)),
@@ -141,10 +142,7 @@ fn null(frame: &[u8], network_order_only: bool) -> LinkResult {
 fn ppp(frame: &[u8]) -> LinkResult {
     let at = match (frame.first().copied(), frame.get(1).copied()) {
         (Some(ppp::ADDRESS), Some(ppp::CONTROL)) => 2,
-        (Some(ppp::CISCO_UNICAST | ppp::CISCO_MULTICAST), Some(0)) => {
-            let ethertype = be16(frame, 2).ok_or(Malformed::TruncatedLink)?;
-            return Ok((ppp::CISCO_HEADER_LEN, ethertype_net(ethertype)));
-        }
+        (Some(ppp::CISCO_UNICAST | ppp::CISCO_MULTICAST), Some(0)) => return cisco_hdlc(frame),
         _ => 0,
     };
     let first = *frame.get(at).ok_or(Malformed::TruncatedLink)?;
@@ -161,6 +159,14 @@ fn ppp(frame: &[u8]) -> LinkResult {
         _ => Net::NonIp,
     };
     Ok((at.saturating_add(len), net))
+}
+
+/// Cisco HDLC (RFC 1547 §4.3.1): address, control, then an ethertype.
+/// As in tcpdump's `chdlc_print` and libpcap's filters for this link type,
+/// the address byte is not checked: the ethertype alone says what follows.
+fn cisco_hdlc(frame: &[u8]) -> LinkResult {
+    let ethertype = be16(frame, 2).ok_or(Malformed::TruncatedLink)?;
+    Ok((ppp::CISCO_HEADER_LEN, ethertype_net(ethertype)))
 }
 
 fn sll(frame: &[u8], p: &mut Packet) -> LinkResult {

@@ -145,7 +145,9 @@ pub struct Packet {
     pub icmp_type: u8,
     pub icmp_code: u8,
     pub has_icmp: bool,
-    /// IP length as the header says: IPv4 total length, IPv6 40 + payload length.
+    /// IP length as the header says: IPv4 total length, IPv6 40 + payload
+    /// length. A TSO/GSO super-packet whose header says 0 gets the frame's
+    /// length instead, saturating at 65535.
     pub ip_len: u16,
     /// TTL / hop limit.
     pub ttl: u8,

@@ -253,6 +253,30 @@ fn ppp_framings() {
     assert_eq!((lcp.l3, lcp.l3_offset), (L3::NonIp, 4));
 }
 
+#[test]
+fn cisco_hdlc() {
+    // Unicast and multicast addresses, and (as tcpdump reads it) any other.
+    for address in [0x0f, 0x8f, 0x00] {
+        let p = dec(
+            LinkType::C_HDLC,
+            &cat(&[&[address, 0, 0x08, 0x00], &V4_TCP]),
+        );
+        assert_v4_tcp(&p);
+        assert_eq!((p.l3_offset, p.l3_len), (4, 40));
+    }
+    let p = dec(LinkType::C_HDLC, &cat(&[&[0x0f, 0, 0x86, 0xdd], &V6_UDP]));
+    assert_eq!((p.l3, p.ip_version, p.dst_port), (L3::Ip, 6, 53));
+    // SLARP keepalives (0x8035) and CDP (0x2000) are not IP.
+    for proto in [[0x80, 0x35], [0x20, 0x00]] {
+        let p = dec(LinkType::C_HDLC, &cat(&[&[0x8f, 0], &proto, &[0; 20]]));
+        assert_eq!((p.l3, p.l3_offset), (L3::NonIp, 4));
+    }
+    assert_eq!(
+        malformed(LinkType::C_HDLC, &[0x0f, 0, 0x08], 3),
+        Malformed::TruncatedLink
+    );
+}
+
 const SLL_V4: [u8; 16] = [
     0, 0, 0, 1, 0, 6, 0, 0x11, 0x22, 0x33, 0x44, 0x55, 0, 0, 0x08, 0x00,
 ];
@@ -312,6 +336,7 @@ fn link_type_names() {
         (LinkType::RAW_DLT14, 14, "raw"),
         (LinkType::PPP_HDLC, 50, "ppp-hdlc"),
         (LinkType::RAW, 101, "raw"),
+        (LinkType::C_HDLC, 104, "c-hdlc"),
         (LinkType::LOOP, 108, "loop"),
         (LinkType::LINUX_SLL, 113, "linux-sll"),
         (LinkType::IPV4, 228, "ipv4"),
@@ -387,6 +412,43 @@ fn ipv4_bad_lengths() {
     big[2..4].copy_from_slice(&1500u16.to_be_bytes());
     let p = decode(LinkType::ETHERNET, &eth(0x0800, &big), 1514);
     assert_eq!((p.l3, p.l3_len, p.ip_len), (L3::Ip, 1500, 1500));
+}
+
+/// `V4_TCP` with `payload` more bytes and the total length `total`, for
+/// super-packets.
+fn v4_tcp_super(total: u16, payload: usize) -> Vec<u8> {
+    let mut frame = V4_TCP.to_vec();
+    frame[2..4].copy_from_slice(&total.to_be_bytes());
+    frame.resize(40 + payload, 0xab);
+    frame
+}
+
+#[test]
+fn ipv4_tso_total_length_zero_is_the_frame_length() {
+    // TSO from a NIC-offloading host: 1,500 bytes, total length 0.
+    let frame = eth(0x0800, &v4_tcp_super(0, 1460));
+    let p = dec(LinkType::ETHERNET, &frame);
+    assert_eq!((p.l3, p.proto, p.dst_port), (L3::Ip, 6, 80));
+    assert_eq!((p.ip_len, p.l3_len), (1500, 1500));
+    // BIG TCP past 64 KiB: the length saturates in `ip_len`, and the
+    // byte counters get the whole frame.
+    let frame = eth(0x0800, &v4_tcp_super(0, 100_000));
+    let p = dec(LinkType::ETHERNET, &frame);
+    assert_eq!((p.l3, p.ip_len, p.l3_len), (L3::Ip, u16::MAX, 100_040));
+    assert_eq!((p.src_port, p.tcp_flags), (12345, tcp::SYN | tcp::ACK));
+    // A snap length that kept only the headers: the wire length decides.
+    let p = decode(LinkType::ETHERNET, &frame[..54], 100_054);
+    assert_eq!((p.l3, p.ip_len, p.l3_len), (L3::Ip, u16::MAX, 100_040));
+    // Zero with a header cut short is still truncated, and any other
+    // length below the header still bad.
+    assert_eq!(
+        malformed(LinkType::RAW, &v4_tcp_super(0, 0)[..19], 19),
+        Malformed::TruncatedIp
+    );
+    assert_eq!(
+        malformed(LinkType::RAW, &v4_tcp_super(1, 0), 40),
+        Malformed::BadIpLength
+    );
 }
 
 #[test]
@@ -665,6 +727,28 @@ fn ipv6_jumbo_uses_frame_length() {
         malformed(LinkType::RAW, &frame, 56),
         Malformed::BadExtHeader
     );
+}
+
+#[test]
+fn ipv6_big_tcp_payload_length_zero_is_the_frame_length() {
+    // BIG TCP without the hop-by-hop option: 100,000 bytes of TCP.
+    let mut segment = TCP_SYN.to_vec();
+    segment.resize(100_000, 0xcd);
+    let mut frame = v6(6, &segment);
+    frame[4..6].copy_from_slice(&[0, 0]);
+    let p = dec(LinkType::RAW, &frame);
+    assert_eq!((p.l3, p.proto, p.dst_port), (L3::Ip, 6, 22));
+    assert_eq!((p.ip_len, p.l3_len), (u16::MAX, 100_040));
+    // Under 64 KiB the 16-bit field could have said it: 0 stays 0, and
+    // the TCP header is outside the datagram.
+    let mut small = v6(6, &TCP_SYN);
+    small[4..6].copy_from_slice(&[0, 0]);
+    assert_eq!(malformed(LinkType::RAW, &small, 60), Malformed::TruncatedL4);
+    // "No next header" over 64 KiB is not a TSO packet either.
+    let mut none = frame.clone();
+    none[6] = 59;
+    let p = dec(LinkType::RAW, &none);
+    assert_eq!((p.l3, p.ip_len, p.proto), (L3::Ip, 40, 59));
 }
 
 #[test]

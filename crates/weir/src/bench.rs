@@ -5,6 +5,7 @@
 //! engine; `calibrate` runs the synthetic k×m sweep and the libpcap peer.
 
 use crate::cli::EngineArgs;
+use crate::outputs;
 use crate::replay::{capture_failure, interface_names, place};
 use crate::setup::build_engine;
 use crate::Failure;
@@ -14,6 +15,7 @@ use std::time::Duration;
 use weir_bench::{bench, calibrate, svg};
 use weir_engine::Logger;
 use weir_io::open_capture;
+use weir_io::output::Endpoint;
 use weir_rules::Names;
 use weir_wire::{decode, Direction, Packet};
 
@@ -106,6 +108,13 @@ fn load_packets(
 }
 
 pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
+    if let Some(plot) = &args.plot {
+        let ins = [
+            Endpoint::new("the ruleset", &args.rules),
+            Endpoint::new("-r", &args.read),
+        ];
+        outputs::refuse_clashes(&ins, &[Endpoint::new("--plot", plot)])?;
+    }
     let names = Names::system();
     let mut engine = build_engine(&args.rules, &args.engine, &names)?;
     if engine.program.rules.iter().any(|r| r.log_limit.is_some()) {
@@ -139,23 +148,23 @@ pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
             report.dispatch
         )
         .to_lowercase();
-        std::fs::write(path, svg::cdf(&report.sorted_ns, &title))
-            .map_err(|e| Failure::Runtime(format!("{}: {e}", path.display())))?;
+        let mut out = outputs::open(path)?;
+        out.write_text(&svg::cdf(&report.sorted_ns, &title))?;
+        out.commit()?;
     }
     if args.json {
         let mut v = serde_json::to_value(&report).map_err(|e| Failure::Runtime(e.to_string()))?;
         v["ruleset"] = args.rules.display().to_string().into();
         v["trace"] = args.read.display().to_string().into();
-        println!("{v}");
+        outputs::print(&format!("{v}\n"))
     } else {
-        println!(
-            "weir bench {} -r {}",
+        outputs::print(&format!(
+            "weir bench {} -r {}\n{}",
             args.rules.display(),
-            args.read.display()
-        );
-        print!("{}", report.text());
+            args.read.display(),
+            report.text()
+        ))
     }
-    Ok(())
 }
 
 pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
@@ -175,21 +184,23 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
         opts.reps = r.max(1);
     }
     opts.peer = !args.no_peer;
-    let report = calibrate::run(&opts, &mut |line| eprintln!("weir calibrate: {line}"));
+    // Progress lines: a full or closed stderr does not stop the sweep.
+    let report = calibrate::run(&opts, &mut |line| {
+        outputs::note_quietly(&format!("weir calibrate: {line}"));
+    });
     if temporary {
         let _ = std::fs::remove_dir_all(&work_dir);
     }
     if report.bpf.status != "measured" {
-        eprintln!(
+        outputs::note(&format!(
             "weir calibrate: libpcap peer skipped: {}",
             report.bpf.reason.as_deref().unwrap_or("")
-        );
+        ))?;
     }
     if args.json {
         let v = serde_json::to_value(&report).map_err(|e| Failure::Runtime(e.to_string()))?;
-        println!("{v}");
+        outputs::print(&format!("{v}\n"))
     } else {
-        print!("{}", report.text());
+        outputs::print(&report.text())
     }
-    Ok(())
 }

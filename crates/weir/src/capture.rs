@@ -10,9 +10,10 @@
 //! batch). At the end the counters are added rule by rule.
 
 use crate::cli::{EngineArgs, LogFormatArg};
+use crate::outputs::{self, Output};
 use crate::probe::parse_duration;
 use crate::report::{self, Summary};
-use crate::setup::{build_engine, create_output};
+use crate::setup::build_engine;
 use crate::Failure;
 use clap::Args;
 use serde_json::{json, Value};
@@ -23,6 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 use weir_capture::{Capture, Config, Iface, KernelStats, LinkKind, RingMode};
 use weir_engine::{Engine, Logger, Verdict};
+use weir_io::output::{ErrorWatch, Watched};
 use weir_io::PcapWriter;
 use weir_rules::Names;
 use weir_wire::{decode, Direction, LinkType};
@@ -39,10 +41,11 @@ Needs root (or CAP_NET_RAW). The closing lines on stderr are tcpdump's:
 packets read and their verdicts, packets received by filter, packets
 dropped by kernel. Direction comes from the kernel (outgoing or not);
 --dir and --iface do not apply. On loopback each packet is seen once
-(the outgoing copy is ignored), as libpcap does.
+(the outgoing copy is ignored), as libpcap does. Output files appear when
+the capture stops cleanly (written under a temporary name until then).
 
 Exit codes: 0 ok, 1 runtime error (no permission, socket or output error),
-2 usage, unknown interface or ruleset error.";
+2 usage, unknown interface, ruleset error or an output that is an input.";
 
 #[derive(Args, Debug)]
 #[command(after_help = CAPTURE_EXAMPLES)]
@@ -187,8 +190,17 @@ impl Shared {
 
 /// The pass and drop files, shared by the workers.
 struct Outputs {
-    pass: Option<Mutex<PcapWriter<Out>>>,
-    drop: Option<Mutex<PcapWriter<Out>>>,
+    pass: Option<SharedFile>,
+    drop: Option<SharedFile>,
+    /// What makes each file (log included) appear, at a clean stop.
+    pending: Mutex<Vec<Output<()>>>,
+    /// The log's name and first write error.
+    log: Option<(String, ErrorWatch)>,
+}
+
+struct SharedFile {
+    name: String,
+    w: Mutex<PcapWriter<Out>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -236,8 +248,8 @@ impl Worker<'_> {
                 batch.len() as u64
             };
             let mut left = shared.claim(wanted);
-            let mut pass = out.pass.as_ref().map(lock);
-            let mut drop = out.drop.as_ref().map(lock);
+            let mut pass = out.pass.as_ref().map(|f| lock(&f.w));
+            let mut drop = out.drop.as_ref().map(|f| lock(&f.w));
             let mut failed = None;
             batch.for_each(|f| {
                 if is_dup(f) {
@@ -257,19 +269,19 @@ impl Worker<'_> {
                 };
                 // States age by the kernel's receive timestamps.
                 engine.set_time(f.ts_ns);
-                let w = match engine.decide(&p).verdict {
-                    Verdict::Pass => pass.as_deref_mut(),
-                    Verdict::Drop => drop.as_deref_mut(),
+                let (w, file) = match engine.decide(&p).verdict {
+                    Verdict::Pass => (pass.as_deref_mut(), &out.pass),
+                    Verdict::Drop => (drop.as_deref_mut(), &out.drop),
                 };
-                if let Some(w) = w {
+                if let (Some(w), Some(file)) = (w, file) {
                     if let Err(e) = w.write_frame(f.ts_ns, f.orig_len, f.data) {
-                        failed = Some(e);
+                        failed = Some(Failure::from_io(&file.name, e));
                     }
                 }
             });
-            if let Some(e) = failed {
+            if let Some(f) = failed {
                 shared.set_stop(Stop::Error);
-                return Err(Failure::from_io("output", e));
+                return Err(f);
             }
             if shared.exhausted() {
                 shared.set_stop(Stop::Count);
@@ -336,37 +348,41 @@ impl Write for LineSink {
     }
 }
 
+/// Refuses outputs that share stdout, or that are an input or each other
+/// under any name, before anything is opened for writing.
 fn check_outputs(args: &CaptureArgs) -> Result<(), Failure> {
-    let outs: Vec<&Path> = [&args.write, &args.drop_out, &args.log_file]
-        .into_iter()
-        .flatten()
-        .map(PathBuf::as_path)
-        .collect();
-    let stdout = outs.iter().filter(|p| p.as_os_str() == "-").count();
-    if stdout > 1 || (stdout == 1 && (args.counters || args.json || args.unmatched)) {
-        return Err(Failure::Usage(
-            "only one output can go to stdout (-), and not beside --counters, --json or --unmatched"
-                .into(),
-        ));
-    }
-    let mut seen = std::collections::HashSet::new();
-    for p in outs.iter().filter(|p| p.as_os_str() != "-") {
-        if !seen.insert(p) {
-            return Err(Failure::Usage(format!("{} is named twice", p.display())));
-        }
-    }
-    Ok(())
+    outputs::check_filter_outputs(
+        &args.rules,
+        &args.engine.tables,
+        None,
+        &[
+            ("-w", &args.write),
+            ("--drop-out", &args.drop_out),
+            ("--log-file", &args.log_file),
+        ],
+        &[
+            (args.counters, "--counters"),
+            (args.json, "--json"),
+            (args.unmatched, "--unmatched"),
+        ],
+    )
 }
 
 fn open_pcap(
     path: Option<&Path>,
     link: LinkType,
     snaplen: u32,
-) -> Result<Option<Mutex<PcapWriter<Out>>>, Failure> {
+    pending: &mut Vec<Output<()>>,
+) -> Result<Option<SharedFile>, Failure> {
     path.map(|p| {
-        let w = PcapWriter::new(create_output(p)?, link, snaplen, false)
-            .map_err(|e| Failure::from_io(&p.display().to_string(), e))?;
-        Ok(Mutex::new(w))
+        let (w, file) = outputs::open(p)?.split();
+        let w = PcapWriter::new(w, link, snaplen, false).map_err(|e| file.fail(e))?;
+        let name = file.name().to_owned();
+        pending.push(file);
+        Ok(SharedFile {
+            name,
+            w: Mutex::new(w),
+        })
     })
     .transpose()
 }
@@ -417,19 +433,32 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
         weir_capture::drop_privileges(user)
             .map_err(|e| Failure::Runtime(format!("-Z {user}: {e}")))?;
     }
-    let out = Outputs {
-        pass: open_pcap(args.write.as_deref(), link, args.snaplen)?,
-        drop: open_pcap(args.drop_out.as_deref(), link, args.snaplen)?,
-    };
+    let mut pending = Vec::new();
+    let pass = open_pcap(args.write.as_deref(), link, args.snaplen, &mut pending)?;
+    let drop = open_pcap(args.drop_out.as_deref(), link, args.snaplen, &mut pending)?;
     let logs = template.program.rules.iter().any(|r| r.log_limit.is_some());
+    let mut log_watch = None;
     let log_sink: Option<Arc<Mutex<Out>>> = if logs {
-        let sink: Out = match &args.log_file {
-            Some(p) => create_output(p)?,
-            None => Box::new(io::stderr()),
+        let (sink, name): (Out, String) = match &args.log_file {
+            Some(p) => {
+                let (w, file) = outputs::open(p)?.split();
+                let name = file.name().to_owned();
+                pending.push(file);
+                (w, name)
+            }
+            None => (Box::new(io::stderr()), "stderr".to_owned()),
         };
-        Some(Arc::new(Mutex::new(sink)))
+        let (sink, watch) = Watched::new(sink);
+        log_watch = Some((name, watch));
+        Some(Arc::new(Mutex::new(Box::new(sink) as Out)))
     } else {
         None
+    };
+    let out = Outputs {
+        pass,
+        drop,
+        pending: Mutex::new(pending),
+        log: log_watch,
     };
     let shared = Shared {
         budget: args.count.map(AtomicU64::new),
@@ -468,7 +497,7 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
     weir_probe::sys::install_stop_handler()
         .map_err(|e| Failure::Runtime(format!("sigaction: {e}")))?;
     if !args.quiet {
-        eprintln!(
+        outputs::note(&format!(
             "weir capture: listening on {}, link-type {}, snapshot length {} bytes, {} ring, {} worker{}",
             iface.name,
             link_name(link),
@@ -476,7 +505,7 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
             if args.immediate { "TPACKET_V2" } else { "TPACKET_V3" },
             args.workers,
             if args.workers == 1 { "" } else { "s" },
-        );
+        ))?;
     }
     let started = Instant::now();
     let results: Vec<Result<(), Failure>> = if workers.len() == 1 {
@@ -519,9 +548,9 @@ fn finish(
     results: Vec<Result<(), Failure>>,
 ) -> Result<(), Failure> {
     let mut failure = results.into_iter().find_map(Result::err);
-    for w in [&out.pass, &out.drop].into_iter().flatten() {
-        if let Err(e) = lock(w).flush() {
-            failure.get_or_insert(Failure::from_io("output", e));
+    for f in [&out.pass, &out.drop].into_iter().flatten() {
+        if let Err(e) = lock(&f.w).flush() {
+            failure.get_or_insert(Failure::from_io(&f.name, e));
         }
     }
     let mut kernel = KernelStats::default();
@@ -539,9 +568,8 @@ fn finish(
             "kernel_dropped": k.dropped,
         }));
         if let Some(l) = w.engine.logger_mut() {
-            if l.flush().is_err() || l.errors > 0 {
-                eprintln!("weir: writing the log failed; log lines were lost");
-            }
+            // A failed write is in the log's watch, looked at below.
+            let _ = l.flush();
             (log_lines, log_suppressed, log_errors) = (
                 log_lines + l.lines,
                 log_suppressed + l.suppressed,
@@ -554,20 +582,41 @@ fn finish(
         }
     }
     let engine = merged.expect("at least one worker");
-    let summary = Summary::of(&engine);
-    if !args.quiet {
-        eprintln!("{}", summary.line());
-        eprintln!("{} packets received by filter", kernel.received);
-        eprintln!("{} packets dropped by kernel", kernel.dropped);
-        if duplicates > 0 {
-            eprintln!("{duplicates} outgoing loopback duplicates ignored");
+    // The log never stopped the filter; a failed write to it still fails
+    // the command, unless its reader simply went away.
+    if let Some((name, watch)) = &out.log {
+        if let Some(f) = watch.take().map(|e| Failure::from_io(name, e)) {
+            if !f.is_closed_pipe() {
+                failure.get_or_insert(f);
+            }
         }
     }
+    let pending = std::mem::take(&mut *lock(&out.pending));
+    if failure.is_none() {
+        for file in pending {
+            file.commit()?;
+        }
+    } else {
+        outputs::say_discarded(pending.into_iter().filter_map(Output::discard).collect())?;
+    }
+    let summary = Summary::of(&engine);
+    if !args.quiet {
+        let mut lines = vec![
+            summary.line(),
+            format!("{} packets received by filter", kernel.received),
+            format!("{} packets dropped by kernel", kernel.dropped),
+        ];
+        if duplicates > 0 {
+            lines.push(format!("{duplicates} outgoing loopback duplicates ignored"));
+        }
+        outputs::note(&lines.join("\n"))?;
+    }
+    let mut text = String::new();
     if args.counters {
-        print!("{}", report::counters_table(&engine));
+        text += &report::counters_table(&engine);
     }
     if args.unmatched {
-        print!("{}", report::unmatched(&engine));
+        text += &report::unmatched(&engine);
     }
     if args.json {
         let mut doc = report::json(&engine, &summary);
@@ -599,12 +648,10 @@ fn finish(
                 "packets_per_second": if seconds > 0.0 { summary.packets as f64 / seconds } else { 0.0 },
             });
         }
-        println!("{doc}");
+        text += &format!("{doc}\n");
     }
-    match failure {
-        Some(f) => Err(f),
-        None => Ok(()),
-    }
+    outputs::print(&text)?;
+    failure.map_or(Ok(()), Err)
 }
 
 const SOCKBENCH_EXAMPLES: &str = "Examples:
@@ -650,16 +697,15 @@ pub fn sockbench(args: &SockbenchArgs) -> Result<(), Failure> {
                 })
             })
             .collect();
-        println!("{}", json!({ "sockbench": cases }));
-        return Ok(());
+        return outputs::print(&format!("{}\n", json!({ "sockbench": cases })));
     }
-    println!(
-        "{:<26} {:>11} {:>9} {:>9}  calls",
+    let mut text = format!(
+        "{:<26} {:>11} {:>9} {:>9}  calls\n",
         "case", "median µs", "p99 µs", "2014 µs"
     );
     for r in &results {
-        println!(
-            "{:<26} {:>11.1} {:>9.1} {:>9.0}  {}",
+        text += &format!(
+            "{:<26} {:>11.1} {:>9.1} {:>9.0}  {}\n",
             r.case.name(),
             r.median(),
             r.p99(),
@@ -667,9 +713,9 @@ pub fn sockbench(args: &SockbenchArgs) -> Result<(), Failure> {
             r.case.calls()
         );
     }
-    println!(
-        "({} runs of each case, interleaved, in a new network namespace)",
+    text += &format!(
+        "({} runs of each case, interleaved, in a new network namespace)\n",
         args.runs
     );
-    Ok(())
+    outputs::print(&text)
 }

@@ -1,5 +1,6 @@
 //! `weir check --stats`: what the classifier costs and saves on a ruleset.
 
+use std::fmt::Write;
 use std::path::Path;
 use std::time::Instant;
 use weir_engine::{Engine, Program};
@@ -9,7 +10,8 @@ use weir_wire::{decode, Direction, LinkType, L3};
 /// Packets of the generated trace the candidate count is averaged over.
 const PACKETS: u64 = 10_000;
 
-pub fn print(path: &Path, program: Program) {
+/// The report, one line per figure.
+pub fn report(path: &Path, program: Program) -> String {
     let (n, insns) = (program.rules.len() - 1, program.insns.len());
     let start = Instant::now();
     let mut engine = Engine::new(program);
@@ -29,19 +31,28 @@ pub fn print(path: &Path, program: Program) {
             packets += 1;
         }
     }
-    println!("{}: {n} rules, {insns} micro-instructions", path.display());
-    println!(
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {n} rules, {insns} micro-instructions",
+        path.display()
+    );
+    let _ = writeln!(
+        out,
         "walk:        {}",
         format!("{:?}", engine.walk_kind()).to_lowercase()
     );
-    println!("build time:  {:.1} ms", build.as_secs_f64() * 1e3);
-    println!(
+    let _ = writeln!(out, "build time:  {:.1} ms", build.as_secs_f64() * 1e3);
+    let _ = writeln!(
+        out,
         "memory:      {} KiB",
         engine.classifier_memory().div_ceil(1024)
     );
-    println!(
+    let _ = writeln!(
+        out,
         "candidates:  {:.1} rules per packet on average (of {}), over the {packets} IP packets of {PACKETS} generated (seed 7)",
         candidates as f64 / packets.max(1) as f64,
         n + 1
     );
+    out
 }

@@ -2,7 +2,8 @@
 //! `weir gen-rules`. The formats and the mapping live in `weir-classbench`;
 //! this is glue: read, compile, time the decide loop, report.
 
-use crate::setup::{create_output, read_text};
+use crate::outputs::{self, Output};
+use crate::setup::read_text;
 use crate::Failure;
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
@@ -14,6 +15,7 @@ use weir_classbench::gen::{self, Kind};
 use weir_classbench::to_weir::{import_text, Compiled};
 use weir_classbench::{parse_filters, parse_trace, Filter, Header};
 use weir_engine::{CompileOptions, Engine};
+use weir_io::output::Endpoint;
 use weir_rules::Names;
 
 #[derive(Args, Debug)]
@@ -144,30 +146,34 @@ pub fn import(args: &ImportArgs) -> Result<(), Failure> {
     match &args.format {
         ImportFormat::Classbench { file } => {
             let filters = read_filters(file)?;
-            let text = import_text(&filters, &file.display().to_string());
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())
-                .and_then(|()| out.flush())
-                .map_err(|e| Failure::from_io("stdout", e))
+            outputs::print(&import_text(&filters, &file.display().to_string()))
         }
     }
 }
 
 pub fn gen_rules(args: &GenRulesArgs) -> Result<(), Failure> {
+    let mut outs = vec![Endpoint::new("-o", &args.output)];
+    outs.extend(args.trace.as_deref().map(|p| Endpoint::new("--trace", p)));
+    outputs::refuse_clashes(&[], &outs)?;
     let filters = gen::filters(args.like.into(), args.count as usize, args.seed);
-    write_file(&args.output, &gen::write_filters(&filters))?;
-    if let Some(path) = &args.trace {
-        let headers = gen::trace(&filters, args.trace_n as usize, trace_seed(args.seed));
-        write_file(path, &gen::write_trace(&headers))?;
-    }
-    Ok(())
+    let set = written(&args.output, &gen::write_filters(&filters))?;
+    let trace = match &args.trace {
+        Some(path) => {
+            let headers = gen::trace(&filters, args.trace_n as usize, trace_seed(args.seed));
+            Some(written(path, &gen::write_trace(&headers))?)
+        }
+        None => None,
+    };
+    // Both files appear, or neither.
+    set.commit()?;
+    trace.map_or(Ok(()), Output::commit)
 }
 
-fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
-    let mut out = create_output(path)?;
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| Failure::from_io(&path.display().to_string(), e))
+/// An output holding `text`, yet to be committed.
+fn written(path: &Path, text: &str) -> Result<Output<Box<dyn Write + Send>>, Failure> {
+    let mut out = outputs::open(path)?;
+    out.write_text(text)?;
+    Ok(out)
 }
 
 /// How the trace's filter# column compares with the answers.
@@ -211,6 +217,13 @@ pub struct Report {
 const DECIDE_BATCH: usize = 256;
 
 pub fn classbench(args: &ClassbenchArgs) -> Result<(), Failure> {
+    if let Some(v) = &args.verdicts {
+        let ins = [
+            Endpoint::new("the filter set", &args.rules),
+            Endpoint::new("the trace", &args.trace),
+        ];
+        outputs::refuse_clashes(&ins, &[Endpoint::new("--verdicts", v)])?;
+    }
     let filters = read_filters(&args.rules)?;
     let headers = read_trace(&args.trace)?;
 
@@ -279,7 +292,7 @@ pub fn classbench(args: &ClassbenchArgs) -> Result<(), Failure> {
             text.push_str(buf.format(*a));
             text.push('\n');
         }
-        write_file(path, &text)?;
+        written(path, &text)?.commit()?;
     }
 
     let report = Report {
@@ -303,10 +316,7 @@ pub fn classbench(args: &ClassbenchArgs) -> Result<(), Failure> {
     } else {
         table(&report)
     };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| Failure::from_io("stdout", e))
+    outputs::print(&text)
 }
 
 fn table(r: &Report) -> String {

@@ -21,7 +21,9 @@ const EXAMPLES: &str = "Examples:
   weir run ppp.conf --filter-set in --myaddr 192.0.2.1 --hisaddr 192.0.2.254 -r in.pcap
                                                   FreeBSD ppp `set filter` lines, one set
 
-Exit codes: 0 ok, 1 runtime error (unreadable or corrupt capture, I/O), 2 usage or ruleset error.";
+Exit codes: 0 ok (also when a pipe we write to is closed), 1 runtime error
+(unreadable or corrupt capture, an output that cannot be written), 2 usage or
+ruleset error (also an output that is an input or another output).";
 
 #[derive(Parser, Debug)]
 #[command(name = "weir", version, about = ABOUT, after_help = EXAMPLES)]

@@ -1,6 +1,7 @@
 //! `weir demo`: the bundled ruleset over a generated trace, in memory.
 
 use crate::cli::DemoArgs;
+use crate::outputs;
 use crate::report::{self, Summary};
 use crate::setup::compile_text;
 use crate::Failure;
@@ -44,29 +45,28 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
     }
     let summary = Summary::of(&engine);
     if args.json {
-        println!("{}", report::json(&engine, &summary));
-        return Ok(());
+        return outputs::print(&format!("{}\n", report::json(&engine, &summary)));
     }
-    println!(
-        "weir demo: rules/demo.rules over {} generated packets (seed {}), dispatch {:?}\n",
+    let mut text = format!(
+        "weir demo: rules/demo.rules over {} generated packets (seed {}), dispatch {:?}\n\n",
         args.count, args.seed, engine.dispatch
     );
-    print!("{}", report::counters_table(&engine));
-    println!("\n{}", summary.line());
-    println!(
-        "generated, decoded and decided in {:.1} ms (trace generation dominates this time)",
+    text += &report::counters_table(&engine);
+    text += &format!("\n{}\n", summary.line());
+    text += &format!(
+        "generated, decoded and decided in {:.1} ms (trace generation dominates this time)\n",
         elapsed.as_secs_f64() * 1e3
     );
     let unmatched = report::unmatched(&engine);
     if !unmatched.is_empty() {
-        println!("\nrules that matched nothing:\n{unmatched}");
+        text += &format!("\nrules that matched nothing:\n{unmatched}\n");
     }
     let log_text = log_lines.take();
     if !log_text.is_empty() {
-        println!("log lines (rules with `log`, limited by logamount):\n{log_text}");
+        text += &format!("log lines (rules with `log`, limited by logamount):\n{log_text}\n");
     }
-    println!("next: weir gen -n 100000 -o trace.pcap && weir run rules/demo.rules -r trace.pcap --counters");
-    Ok(())
+    text += "next: weir gen -n 100000 -o trace.pcap && weir run rules/demo.rules -r trace.pcap --counters\n";
+    outputs::print(&text)
 }
 
 /// A `Write` target the demo can read back after the run.

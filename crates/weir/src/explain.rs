@@ -1,6 +1,7 @@
 //! `weir explain`: replay up to packet N, then show its walk through the rules.
 
 use crate::cli::ExplainArgs;
+use crate::outputs;
 use crate::replay::{capture_failure, interface_names, place};
 use crate::setup::build_engine;
 use crate::Failure;
@@ -47,18 +48,15 @@ pub fn explain(args: &ExplainArgs) -> Result<(), Failure> {
             .get(frame.iface as usize)
             .and_then(|i| i.name.clone());
         let iface = iface.or_else(|| args.engine.iface.clone());
-        print!(
-            "{}",
-            report(
-                &mut engine,
-                &p,
-                index,
-                frame.offset,
-                iface.as_deref(),
-                &names
-            )
+        let text = report(
+            &mut engine,
+            &p,
+            index,
+            frame.offset,
+            iface.as_deref(),
+            &names,
         );
-        return Ok(());
+        return outputs::print(&text);
     }
 }
 

@@ -3,14 +3,16 @@
 //! serves Prometheus text, SIGINT/SIGTERM stop with a summary.
 
 use crate::cli::{EngineArgs, LogFormatArg};
+use crate::outputs;
 use crate::report::{self, Summary};
-use crate::setup::{attach_logger, build_engine};
+use crate::setup::{attach_stderr_logger, build_engine};
 use crate::Failure;
 use clap::Args;
 use serde_json::json;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use weir_engine::Engine;
+use weir_io::output::ErrorWatch;
 use weir_live::filter::Filter;
 use weir_live::metrics::{Kind, Metrics, Sample, PUBLISH_INTERVAL};
 use weir_live::netlink::QueueConfig;
@@ -73,16 +75,18 @@ pub struct InlineArgs {
 }
 
 /// Builds the engine as every command does, plus its logger if a rule logs.
-fn engine_for(args: &InlineArgs, names: &Names) -> Result<Engine, Failure> {
+/// Log lines go to stderr; `log` sees their write errors, across reloads.
+fn engine_for(args: &InlineArgs, names: &Names, log: &ErrorWatch) -> Result<Engine, Failure> {
     let mut engine = build_engine(&args.rules, &args.engine, names)?;
     if engine.program.rules.iter().any(|r| r.log_limit.is_some()) {
-        attach_logger(&mut engine, None, args.log_format.into(), names)?;
+        attach_stderr_logger(&mut engine, args.log_format.into(), names, log);
     }
     Ok(engine)
 }
 
 /// The reload thread's builder: the same loading, errors as text.
-fn reloader(args: &InlineArgs) -> Result<Reloader<Engine>, Failure> {
+fn reloader(args: &InlineArgs, log: &ErrorWatch) -> Result<Reloader<Engine>, Failure> {
+    let log = log.clone();
     let rules = args.rules.clone();
     let args = InlineArgs {
         rules: args.rules.clone(),
@@ -92,11 +96,11 @@ fn reloader(args: &InlineArgs) -> Result<Reloader<Engine>, Failure> {
     };
     let names = Names::system();
     Reloader::on_sighup(move || {
-        engine_for(&args, &names).map_err(|f| {
+        engine_for(&args, &names, &log).map_err(|f| {
             let why = match f {
                 Failure::Rules(text) => text,
                 Failure::Usage(m) | Failure::Runtime(m) => format!("weir: {m}"),
-                Failure::BrokenPipe => "weir: broken pipe".into(),
+                Failure::Output(e) => format!("weir: {e}"),
             };
             format!(
                 "{why}\nweir: reload of {} failed; the running ruleset is unchanged",
@@ -109,9 +113,10 @@ fn reloader(args: &InlineArgs) -> Result<Reloader<Engine>, Failure> {
 
 pub fn run(args: &InlineArgs) -> Result<(), Failure> {
     let names = Names::system();
-    let mut filter = Filter::new(engine_for(args, &names)?);
+    let log = ErrorWatch::default();
+    let mut filter = Filter::new(engine_for(args, &names, &log)?);
     let stop = Stop::on_signals().map_err(|e| Failure::Runtime(format!("signals: {e}")))?;
-    let reload = reloader(args)?;
+    let reload = reloader(args, &log)?;
     let mut metrics = args
         .metrics
         .map(|addr| {
@@ -125,7 +130,8 @@ pub fn run(args: &InlineArgs) -> Result<(), Failure> {
         fail_open: args.fail_open,
     })
     .map_err(|e| Failure::Runtime(format!("queue {}: {e}", args.queue)))?;
-    eprintln!(
+    // A live filter does not stop for a full or closed stderr; the end says.
+    outputs::note_quietly(&format!(
         "weir: inline on queue {}, {} rules from {}{}",
         args.queue,
         filter.engine.program.rules.len(),
@@ -134,7 +140,7 @@ pub fn run(args: &InlineArgs) -> Result<(), Failure> {
             .as_ref()
             .map(|m| format!(", metrics at http://{}/metrics", m.local_addr()))
             .unwrap_or_default()
-    );
+    ));
 
     let limit = args.count.unwrap_or(u64::MAX);
     let mut failure = None;
@@ -150,7 +156,10 @@ pub fn run(args: &InlineArgs) -> Result<(), Failure> {
         if let Some(engine) = reload.take() {
             let rules = engine.program.rules.len();
             filter.swap(engine);
-            eprintln!("weir: reloaded {}: {rules} rules", args.rules.display());
+            outputs::note_quietly(&format!(
+                "weir: reloaded {}: {rules} rules",
+                args.rules.display()
+            ));
         }
         if let Some(m) = &mut metrics {
             m.publish_every(PUBLISH_INTERVAL, &filter.engine, || {
@@ -167,21 +176,27 @@ pub fn run(args: &InlineArgs) -> Result<(), Failure> {
         }
     };
     if let Some(l) = filter.engine.logger_mut() {
-        if l.flush().is_err() || l.errors > 0 {
-            eprintln!("weir: writing the log failed; log lines were lost");
+        let _ = l.flush();
+    }
+    // Log lines were lost if stderr failed, which is a failure unless its
+    // reader went away.
+    if let Some(f) = log.take().map(|e| Failure::from_io("stderr", e)) {
+        if !f.is_closed_pipe() {
+            failure.get_or_insert(f);
         }
     }
     let summary = Summary::of(&filter.engine);
-    eprintln!(
+    outputs::note(&format!(
         "{}; {} accepted, {} dropped by verdict; reloads: {} ok, {} failed",
         summary.line(),
         qstats.accepted,
         qstats.dropped,
         reload.succeeded(),
         reload.failed()
-    );
+    ))?;
+    let mut text = String::new();
     if args.counters {
-        print!("{}", report::counters_table(&filter.engine));
+        text += &report::counters_table(&filter.engine);
     }
     if args.json {
         let mut out = report::json(&filter.engine, &summary);
@@ -197,8 +212,9 @@ pub fn run(args: &InlineArgs) -> Result<(), Failure> {
                 "reloads_failed": reload.failed(),
             }}));
         }
-        println!("{out}");
+        text += &format!("{out}\n");
     }
+    outputs::print(&text)?;
     failure.map_or(Ok(()), Err)
 }
 

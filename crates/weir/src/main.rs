@@ -10,6 +10,7 @@ mod demo;
 mod explain;
 mod gen;
 mod inline;
+mod outputs;
 mod ppp;
 mod probe;
 mod replay;
@@ -21,32 +22,41 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use weir_io::output::OutputError;
 
-/// Why a command failed, which decides the exit code.
+/// Why a command failed, which decides the exit code: the one place they
+/// are chosen is [`exit`].
 #[derive(Debug)]
 pub enum Failure {
     /// Bad flags or unreadable ruleset file: exit 2.
     Usage(String),
     /// Ruleset errors, already rendered with carets: exit 2.
     Rules(String),
-    /// Corrupt capture, I/O error: exit 1.
+    /// Corrupt capture and other run-time errors: exit 1.
     Runtime(String),
-    /// The reader of our output went away: quiet exit 0, as ripgrep does.
-    BrokenPipe,
+    /// A write to an output failed: exit 1 naming it, except when the
+    /// reader of a pipe went away, which ends the command quietly (exit 0),
+    /// as ripgrep does.
+    Output(OutputError),
 }
 
 impl Failure {
+    /// A failed write to the output called `what`.
     pub fn from_io(what: &str, e: std::io::Error) -> Failure {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            Failure::BrokenPipe
-        } else {
-            Failure::Runtime(format!("{what}: {e}"))
-        }
+        Failure::Output(OutputError::new(what, e))
+    }
+
+    /// Whether the command stopped because a pipe it wrote to was closed.
+    pub fn is_closed_pipe(&self) -> bool {
+        matches!(self, Failure::Output(e) if e.is_closed_pipe())
     }
 }
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return exit_clap(&e),
+    };
     let result = match &cli.command {
         cli::Command::Demo(a) => demo::demo(a),
         cli::Command::Check(a) => check(a),
@@ -63,21 +73,32 @@ fn main() -> ExitCode {
         cli::Command::Sockbench(a) => capture::sockbench(a),
         cli::Command::Inline(a) => inline::run(a),
     };
-    match result {
-        Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
-        Err(Failure::Usage(msg)) => {
-            eprintln!("weir: {msg}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Rules(msg)) => {
-            eprintln!("{msg}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Runtime(msg)) => {
-            eprintln!("weir: {msg}");
-            ExitCode::from(1)
-        }
+    exit(result)
+}
+
+/// Help, version and flag errors, printed as clap prints them, exiting as
+/// any command does when that print fails.
+fn exit_clap(e: &clap::Error) -> ExitCode {
+    let stream = if e.use_stderr() { "stderr" } else { "stdout" };
+    match e.print() {
+        Ok(()) => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
+        Err(io) => exit(Err(Failure::from_io(stream, io))),
     }
+}
+
+/// The exit code of a command's result, its message on stderr (where a
+/// message that cannot be written is lost, not a panic).
+fn exit(result: Result<(), Failure>) -> ExitCode {
+    let (code, message) = match result {
+        Ok(()) => return ExitCode::SUCCESS,
+        Err(f) if f.is_closed_pipe() => return ExitCode::SUCCESS,
+        Err(Failure::Usage(msg)) => (2, format!("weir: {msg}")),
+        Err(Failure::Rules(msg)) => (2, msg),
+        Err(Failure::Runtime(msg)) => (1, format!("weir: {msg}")),
+        Err(Failure::Output(e)) => (1, format!("weir: {e}")),
+    };
+    outputs::note_quietly(&message);
+    ExitCode::from(code)
 }
 
 fn check(args: &cli::CheckArgs) -> Result<(), Failure> {
@@ -98,28 +119,30 @@ fn check_one(
     program: weir_engine::Program,
 ) -> Result<(), Failure> {
     if args.print {
+        let mut text = String::new();
         if label != args.rules.display().to_string() {
             // A ppp file's sets, one after another.
-            println!("# {label}");
+            text += &format!("# {label}\n");
         } else if let Ok(rs) = weir_rules::parse(&setup::read_text(&args.rules)?) {
             // Settings and `table ... add` lines first, as written.
             let header = weir_rules::Ruleset {
                 rules: Vec::new(),
                 ..rs
             };
-            print!("{}", weir_rules::print_ruleset(&header));
+            text += &weir_rules::print_ruleset(&header);
         }
         let (default, rules) = program
             .rules
             .split_last()
             .expect("a program ends with rule 65535");
         for r in rules {
-            println!("{:05} {}", r.number, r.text);
+            text += &format!("{:05} {}\n", r.number, r.text);
         }
         // The default rule is implicit: a comment, so the output reads back.
-        println!("# {:05} {} (implicit)", default.number, default.text);
+        text += &format!("# {:05} {} (implicit)\n", default.number, default.text);
+        outputs::print(&text)
     } else if args.stats {
-        check_stats::print(&args.rules, program);
+        outputs::print(&check_stats::report(&args.rules, program))
     } else {
         let (n, insns) = (program.rules.len() - 1, program.insns.len());
         let engine = weir_engine::Engine::new(program);
@@ -131,9 +154,10 @@ fn check_one(
         } else {
             "linear walk".to_owned()
         };
-        eprintln!("{label}: {n} rules, {insns} micro-instructions, {walk}, ok");
+        outputs::note(&format!(
+            "{label}: {n} rules, {insns} micro-instructions, {walk}, ok"
+        ))
     }
-    Ok(())
 }
 
 /// A progress bar for long replays, only on a terminal and only after a

@@ -3,6 +3,7 @@
 //! check. A ppp file is read, one set translated to ipfw rules
 //! (`weir_rules::ppp`), and compiled as any ruleset is.
 
+use crate::outputs;
 use crate::setup::{compile_text, read_text};
 use crate::Failure;
 use clap::{Args, ValueEnum};
@@ -148,7 +149,10 @@ fn compile_set(
         .map_err(|e| rendered(file, text, &e))?;
     for note in &t.notes {
         let span = note.span;
-        eprintln!("{file}:{}:{}: note: {}", span.line, span.col, note.message);
+        outputs::note(&format!(
+            "{file}:{}:{}: note: {}",
+            span.line, span.col, note.message
+        ))?;
     }
     compile(&t.ruleset, names, opts).map_err(|e| rendered(file, text, &e))
 }

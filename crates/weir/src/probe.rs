@@ -3,6 +3,7 @@
 //! output files.
 
 use crate::cli::EngineArgs;
+use crate::outputs::{self, Output};
 use crate::Failure;
 use clap::{Args, Subcommand};
 use std::io::Write;
@@ -165,31 +166,31 @@ fn server(args: &ServerArgs) -> Result<(), Failure> {
     let mut srv = Server::bind(cfg).map_err(probe_error)?;
     let bound = srv.local_addr().to_string();
     // One line when ready, so scripts (and tests) know when to start clients.
-    eprintln!("weir probe server: listening on {bound}");
+    outputs::note(&format!("weir probe server: listening on {bound}"))?;
     let stats = match engine.as_mut() {
         Some(e) => srv.run_filtered(|p| e.decide(p).verdict == Verdict::Pass),
         None => srv.run(),
     };
     let rep = ServerReport::new(&bound, &stats);
     if args.json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, &rep)
-            .map_err(|e| Failure::Runtime(format!("stdout: {e}")))?;
-        writeln!(out).map_err(|e| Failure::from_io("stdout", e))?;
+        let json = serde_json::to_string(&rep).map_err(|e| Failure::Runtime(e.to_string()))?;
+        outputs::print(&(json + "\n"))?;
     } else {
-        eprint!("{}", rep.text());
+        outputs::note(rep.text().trim_end_matches('\n'))?;
     }
     if let Some(e) = &engine {
         let s = e.stats();
-        eprintln!(
+        outputs::note(&format!(
             "filter: {} packets decided, {} passed, {} dropped",
             s.packets, s.passed, s.dropped
-        );
+        ))?;
     }
     Ok(())
 }
 
 fn client(args: &ClientArgs) -> Result<(), Failure> {
+    let outs = outputs::given(&[("--packets", &args.packets), ("--plot", &args.plot)]);
+    outputs::refuse_clashes(&[], &outs)?;
     let mut cfg = ClientConfig::new(args.server);
     cfg.sizes = args.sizes.clone();
     cfg.train = args.train;
@@ -200,25 +201,31 @@ fn client(args: &ClientArgs) -> Result<(), Failure> {
     cfg.tx_stamps = args.tx_stamps;
     let run = client::run(&cfg).map_err(probe_error)?;
     let rep = ClientReport::new(&cfg, &run);
-    if let Some(path) = &args.packets {
-        let mut out = std::io::BufWriter::new(crate::setup::create_output(path)?);
-        report::write_packets_csv(&mut out, &run)
-            .and_then(|_| out.flush())
-            .map_err(|e| Failure::from_io(&path.display().to_string(), e))?;
-    }
-    if let Some(path) = &args.plot {
-        std::fs::write(path, weir_probe::plot::svg(&run, &cfg.sizes))
-            .map_err(|e| Failure::Runtime(format!("{}: {e}", path.display())))?;
-    }
-    let mut out = std::io::stdout().lock();
-    let res = if args.json {
-        serde_json::to_writer_pretty(&mut out, &rep)
-            .map_err(std::io::Error::from)
-            .and_then(|_| writeln!(out))
-    } else {
-        out.write_all(rep.table().as_bytes())
+    let csv = match &args.packets {
+        Some(path) => {
+            let mut out = outputs::open(path)?.map(|w| Ok(std::io::BufWriter::new(w)))?;
+            let res = report::write_packets_csv(&mut out.w, &run).and_then(|_| out.w.flush());
+            res.map_err(|e| out.fail(e))?;
+            Some(out)
+        }
+        None => None,
     };
-    res.map_err(|e| Failure::from_io("stdout", e))?;
+    let plot = match &args.plot {
+        Some(path) => {
+            let mut out = outputs::open(path)?;
+            out.write_text(&weir_probe::plot::svg(&run, &cfg.sizes))?;
+            Some(out)
+        }
+        None => None,
+    };
+    csv.map_or(Ok(()), Output::commit)?;
+    plot.map_or(Ok(()), Output::commit)?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&rep).map_err(|e| Failure::Runtime(e.to_string()))? + "\n"
+    } else {
+        rep.table()
+    };
+    outputs::print(&text)?;
     if run.received() == 0 && run.sent() > 0 {
         return Err(Failure::Runtime(format!(
             "no echo from {} ({} probes sent): is `weir probe server` running there?",

@@ -5,10 +5,12 @@
 //! comments) is made once per rule at start-up; the loop only copies bytes.
 
 use crate::cli::RunArgs;
+use crate::outputs::{self, Output};
 use crate::report::{self, Summary};
-use crate::setup::{attach_logger, build_engine_and_set, create_output};
+use crate::setup::{attach_logger, build_engine_and_set, LogOutput};
 use crate::{Failure, Progress};
 use std::io::{BufWriter, Write};
+use std::path::PathBuf;
 use weir_engine::{Decision, Engine, Verdict};
 use weir_io::{CaptureError, CaptureWriter, Frame, Interface};
 use weir_rules::Names;
@@ -74,12 +76,14 @@ impl Labels {
     }
 }
 
+type Capture = Output<CaptureWriter<Out>>;
+
 /// The optional outputs of a run.
 struct Outputs {
-    pass: Option<CaptureWriter<Out>>,
-    drop: Option<CaptureWriter<Out>>,
-    annotate: Option<CaptureWriter<Out>>,
-    verdicts: Option<BufWriter<Out>>,
+    pass: Option<Capture>,
+    drop: Option<Capture>,
+    annotate: Option<Capture>,
+    verdicts: Option<Output<BufWriter<Out>>>,
 }
 
 impl Outputs {
@@ -91,38 +95,66 @@ impl Outputs {
         ifaces: &[Interface],
         p: &Packet,
         d: &Decision,
-    ) -> std::io::Result<()> {
+    ) -> Result<(), Failure> {
         let split = match d.verdict {
             Verdict::Pass => &mut self.pass,
             Verdict::Drop => &mut self.drop,
         };
-        if let Some(w) = split {
-            w.write(frame, ifaces, None)?;
+        if let Some(o) = split {
+            o.w.write(frame, ifaces, None).map_err(|e| o.fail(e))?;
         }
-        if let Some(w) = &mut self.annotate {
-            w.write(frame, ifaces, Some(labels.comment(d, p)))?;
+        if let Some(o) = &mut self.annotate {
+            let comment = Some(labels.comment(d, p));
+            o.w.write(frame, ifaces, comment).map_err(|e| o.fail(e))?;
         }
-        if let Some(w) = &mut self.verdicts {
-            w.write_all(itoa::Buffer::new().format(index).as_bytes())?;
-            w.write_all(labels.csv(d, p).as_bytes())?;
+        if let Some(o) = &mut self.verdicts {
+            let line =
+                o.w.write_all(itoa::Buffer::new().format(index).as_bytes())
+                    .and_then(|()| o.w.write_all(labels.csv(d, p).as_bytes()));
+            line.map_err(|e| o.fail(e))?;
         }
         Ok(())
     }
 
     /// Completes interface lists (an empty pcapng still names them all)
     /// and flushes everything.
-    fn finish(&mut self, ifaces: &[Interface]) -> std::io::Result<()> {
-        for w in [&mut self.pass, &mut self.drop, &mut self.annotate]
+    fn finish(&mut self, ifaces: &[Interface]) -> Result<(), Failure> {
+        for o in [&mut self.pass, &mut self.drop, &mut self.annotate]
             .into_iter()
             .flatten()
         {
-            w.finish_interfaces(ifaces)?;
-            w.flush()?;
+            let res = o.w.finish_interfaces(ifaces).and_then(|()| o.w.flush());
+            res.map_err(|e| o.fail(e))?;
         }
-        if let Some(w) = &mut self.verdicts {
-            w.flush()?;
+        if let Some(o) = &mut self.verdicts {
+            o.w.flush().map_err(|e| o.fail(e))?;
         }
         Ok(())
+    }
+
+    /// Makes the files appear. A pcapng output whose input never described
+    /// an interface is left unmade: libpcap refuses a pcapng without one,
+    /// and weir cannot say what the link was.
+    fn commit(self) -> Result<(), Failure> {
+        for o in [self.pass, self.drop, self.annotate].into_iter().flatten() {
+            if o.w.has_interfaces() {
+                o.commit()?;
+            } else if let Some(name) = o.discard() {
+                outputs::note(&format!(
+                    "weir: {name} not written: the capture described no interface"
+                ))?;
+            }
+        }
+        self.verdicts.map_or(Ok(()), Output::commit)
+    }
+
+    /// Gives every output up; the names of the files left unmade.
+    fn discard(self) -> Vec<String> {
+        let captures = [self.pass, self.drop, self.annotate].into_iter().flatten();
+        captures
+            .filter_map(Output::discard)
+            .chain(self.verdicts.and_then(Output::discard))
+            .collect()
     }
 }
 
@@ -148,93 +180,73 @@ pub fn place(p: &mut Packet, frame: &Frame<'_>, default_dir: Direction) {
     }
 }
 
-/// Refuses outputs that would overwrite each other or share stdout.
+/// Refuses outputs that would share stdout, or overwrite an input or each
+/// other under any name, before anything is opened for writing.
 fn check_outputs(args: &RunArgs) -> Result<(), Failure> {
-    let outputs: Vec<&std::path::Path> = [
-        &args.write,
-        &args.drop_out,
-        &args.annotate,
-        &args.verdicts,
-        &args.log_file,
-    ]
-    .into_iter()
-    .flatten()
-    .map(|p| p.as_path())
-    .collect();
-    let on_stdout = outputs.iter().filter(|p| p.as_os_str() == "-").count();
-    if on_stdout > 1 {
-        return Err(Failure::Usage(
-            "only one output can go to stdout (-)".into(),
-        ));
-    }
-    if on_stdout == 1 && (args.counters || args.json || args.unmatched) {
-        return Err(Failure::Usage(
-            "a capture or verdicts on stdout (-) cannot share it with --counters, --json or --unmatched".into(),
-        ));
-    }
-    let mut seen = std::collections::HashSet::new();
-    for p in outputs
-        .iter()
-        .chain([&args.read.as_path()])
-        .filter(|p| p.as_os_str() != "-")
-    {
-        // Canonical when the file exists; otherwise its canonical directory plus name.
-        let key = std::fs::canonicalize(p).unwrap_or_else(|_| {
-            let dir = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(std::path::Path::new("."));
-            std::fs::canonicalize(dir)
-                .unwrap_or_else(|_| dir.to_path_buf())
-                .join(p.file_name().unwrap_or_default())
-        });
-        if !seen.insert(key) {
-            return Err(Failure::Usage(format!(
-                "{} is named twice among -r and the outputs",
-                p.display()
-            )));
-        }
-    }
-    Ok(())
+    outputs::check_filter_outputs(
+        &args.rules,
+        &args.engine.tables,
+        Some(&args.read),
+        &[
+            ("-w", &args.write),
+            ("--drop-out", &args.drop_out),
+            ("--annotate", &args.annotate),
+            ("--verdicts", &args.verdicts),
+            ("--log-file", &args.log_file),
+        ],
+        &[
+            (args.counters, "--counters"),
+            (args.json, "--json"),
+            (args.unmatched, "--unmatched"),
+            (args.states, "--states"),
+        ],
+    )
 }
 
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
     check_outputs(args)?;
     let names = Names::system();
     let (mut engine, ppp_set) = build_engine_and_set(&args.rules, &args.engine, &names)?;
+    let mut log = None;
     if engine.program.rules.iter().any(|r| r.log_limit.is_some()) {
         let format = crate::ppp::log_format(args.log_format.into(), ppp_set);
-        attach_logger(&mut engine, args.log_file.as_deref(), format, &names)?;
+        log = Some(attach_logger(
+            &mut engine,
+            args.log_file.as_deref(),
+            format,
+            &names,
+        )?);
     }
     // Reads counted for the JSON summary (see counting.rs).
     let mut reader =
         crate::counting::open_capture(&args.read).map_err(|e| capture_failure(&args.read, e))?;
     let labels = Labels::new(&engine);
     let format = reader.format();
-    let mirror = |path: &Option<std::path::PathBuf>, ifaces: &[Interface]| -> Result<_, Failure> {
+    let capture = |path: &Option<PathBuf>, ifaces: &[Interface], pcapng: bool| {
         path.as_deref()
             .map(|p| {
-                CaptureWriter::mirror(create_output(p)?, format, ifaces)
-                    .map_err(|e| io_failure(p, e))
+                outputs::open(p)?.map(|w| {
+                    if pcapng {
+                        CaptureWriter::pcapng_like(w, format)
+                    } else {
+                        CaptureWriter::mirror(w, format, ifaces)
+                    }
+                })
             })
             .transpose()
     };
     let mut out = Outputs {
-        pass: mirror(&args.write, reader.interfaces())?,
-        drop: mirror(&args.drop_out, reader.interfaces())?,
-        annotate: args
-            .annotate
-            .as_deref()
-            .map(|p| CaptureWriter::pcapng_like(create_output(p)?).map_err(|e| io_failure(p, e)))
-            .transpose()?,
+        pass: capture(&args.write, reader.interfaces(), false)?,
+        drop: capture(&args.drop_out, reader.interfaces(), false)?,
+        annotate: capture(&args.annotate, reader.interfaces(), true)?,
         verdicts: args
             .verdicts
             .as_deref()
             .map(|p| -> Result<_, Failure> {
-                let mut w = BufWriter::with_capacity(1 << 20, create_output(p)?);
-                w.write_all(b"index,rule,action,note\n")
-                    .map_err(|e| io_failure(p, e))?;
-                Ok(w)
+                let mut o = outputs::open(p)?.map(|w| Ok(BufWriter::with_capacity(1 << 20, w)))?;
+                let header = o.w.write_all(b"index,rule,action,note\n");
+                header.map_err(|e| o.fail(e))?;
+                Ok(o)
             })
             .transpose()?,
     };
@@ -245,13 +257,14 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let mut progress = Progress::for_input(&args.read);
     let mut known_ifaces = usize::MAX;
     let mut index = 0u64;
-    let mut failure = None;
+    // What stopped the run early: the capture (corrupt), or an output.
+    let mut stopped = None;
     while index < limit {
         let (frame, ifaces) = match reader.next_with_interfaces() {
             Ok(Some(x)) => x,
             Ok(None) => break,
             Err(e) => {
-                failure = Some(capture_failure(&args.read, e));
+                stopped = Some(Stop::Input(capture_failure(&args.read, e)));
                 break;
             }
         };
@@ -264,8 +277,8 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         place(&mut p, &frame, default_dir);
         engine.set_time(frame.ts_ns);
         let d = engine.decide(&p);
-        if let Err(e) = out.write(&labels, index, &frame, ifaces, &p, &d) {
-            failure = Some(Failure::from_io("output", e));
+        if let Err(f) = out.write(&labels, index, &frame, ifaces, &p, &d) {
+            stopped = Some(Stop::Output(f));
             break;
         }
         if index & 0xffff == 0 {
@@ -273,43 +286,79 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         }
     }
     progress.finish();
-    let flushed = out
-        .finish(reader.interfaces())
-        .map_err(|e| Failure::from_io("output", e));
-    if let Some(l) = engine.logger_mut() {
-        // Logging never stops the filter, but lost lines are said.
-        if l.flush().is_err() || l.errors > 0 {
-            eprintln!("weir: writing the log failed; log lines were lost");
+    let input_failure = match stopped {
+        Some(Stop::Output(f)) => return stop_on_output(f, Some(index), out, log),
+        Some(Stop::Input(f)) => Some(f),
+        None => None,
+    };
+    // Every packet read has been decided and handed to its outputs (up to a
+    // corruption, which README promises): flush, then make them appear.
+    if let Err(f) = out.finish(reader.interfaces()) {
+        return stop_on_output(f, None, out, log);
+    }
+    if let Some(f) = log.as_mut().and_then(|l| l.finish(&mut engine)) {
+        if !f.is_closed_pipe() {
+            return stop_on_output(f, None, out, log);
         }
     }
-    let summary = Summary::of(&engine);
-    if !args.quiet {
-        eprintln!("{}", summary.line());
+    out.commit()?;
+    if let Some(l) = log {
+        l.commit()?;
     }
+    report(args, &engine, &names)?;
+    input_failure.map_or(Ok(()), Err)
+}
+
+/// What ended a run before the end of its capture.
+enum Stop {
+    Input(Failure),
+    Output(Failure),
+}
+
+/// An output failed (while packets were written, `stopped_after` the
+/// last one handed to it; or at the end): nothing the run wrote is kept,
+/// and the closing summary, which would count packets that are in no
+/// file, is not printed. A closed pipe stays quiet unless files were
+/// given up.
+fn stop_on_output(
+    failure: Failure,
+    stopped_after: Option<u64>,
+    out: Outputs,
+    log: Option<LogOutput>,
+) -> Result<(), Failure> {
+    let mut unmade = out.discard();
+    unmade.extend(log.and_then(LogOutput::discard));
+    if let (Some(index), false) = (stopped_after, failure.is_closed_pipe()) {
+        outputs::note(&format!("weir: stopped after packet {index}"))?;
+    }
+    outputs::say_discarded(unmade)?;
+    Err(failure)
+}
+
+/// The closing summary on stderr, and the reports asked for on stdout.
+fn report(args: &RunArgs, engine: &Engine, names: &Names) -> Result<(), Failure> {
+    let summary = Summary::of(engine);
+    if !args.quiet {
+        outputs::note(&summary.line())?;
+    }
+    let mut text = String::new();
     if args.counters {
-        print!("{}", report::counters_table(&engine));
+        text += &report::counters_table(engine);
     }
     if args.unmatched {
-        print!("{}", report::unmatched(&engine));
+        text += &report::unmatched(engine);
     }
     if args.states {
-        print!("{}", report::states_table(&engine, &names));
+        text += &report::states_table(engine, names);
     }
     if args.json {
-        let mut json = report::json(&engine, &summary);
+        let mut json = report::json(engine, &summary);
         crate::counting::annotate(&mut json);
-        println!("{json}");
+        text += &format!("{json}\n");
     }
-    match (failure, flushed) {
-        (Some(f), _) | (None, Err(f)) => Err(f),
-        _ => Ok(()),
-    }
+    outputs::print(&text)
 }
 
 pub fn capture_failure(path: &std::path::Path, e: CaptureError) -> Failure {
     Failure::Runtime(format!("{}: {e}", path.display()))
-}
-
-fn io_failure(path: &std::path::Path, e: std::io::Error) -> Failure {
-    Failure::from_io(&path.display().to_string(), e)
 }

@@ -1,8 +1,9 @@
 //! Start-up work shared by the commands: load a ruleset, build an engine,
-//! open outputs. Everything here runs once, never per packet.
+//! attach its log. Everything here runs once, never per packet.
 
 use crate::cli::{DirArg, DispatchArg, EngineArgs, LogFormatArg, TableArgs, VerdictArg};
 use crate::counting::counted;
+use crate::outputs::{self, Output};
 use crate::Failure;
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -10,6 +11,7 @@ use std::path::Path;
 use weir_engine::{
     CompileOptions, DispatchKind, Engine, LogFormat, Logger, Policy, Program, Verdict,
 };
+use weir_io::output::{ErrorWatch, OutputError, Watched};
 use weir_rules::ppp::FilterSet;
 use weir_rules::Names;
 use weir_wire::{addr_to_u128, Direction};
@@ -133,33 +135,65 @@ pub fn build_engine_and_set(
     Ok((engine, set))
 }
 
+/// Where a run's `log` lines go, and whether writing them failed. The
+/// logger itself never stops the filter for a failed line; the command
+/// asks at the end.
+pub struct LogOutput {
+    name: String,
+    file: Option<Output<()>>,
+    watch: ErrorWatch,
+}
+
+impl LogOutput {
+    /// Flushes the engine's logger; the failure of the log's output, if any
+    /// write to it failed.
+    pub fn finish(&mut self, engine: &mut Engine) -> Option<Failure> {
+        if let Some(l) = engine.logger_mut() {
+            let _ = l.flush();
+        }
+        let e = self.watch.take()?;
+        Some(Failure::Output(OutputError::new(self.name.clone(), e)))
+    }
+
+    pub fn commit(self) -> Result<(), Failure> {
+        self.file.map_or(Ok(()), Output::commit)
+    }
+
+    pub fn discard(self) -> Option<String> {
+        self.file.and_then(Output::discard)
+    }
+}
+
+/// Attaches a logger writing to stderr whose write errors `watch` keeps:
+/// for engines that reloads replace, which share one watch.
+pub fn attach_stderr_logger(
+    engine: &mut Engine,
+    format: LogFormat,
+    names: &Names,
+    watch: &ErrorWatch,
+) {
+    let out = Watched::reporting_to(io::stderr(), watch);
+    let logger = Logger::new(Box::new(out), format, names, &engine.program.rules);
+    engine.set_logger(logger);
+}
+
 /// Attaches a logger writing to `path`, or to stderr.
 pub fn attach_logger(
     engine: &mut Engine,
     path: Option<&Path>,
     format: LogFormat,
     names: &Names,
-) -> Result<(), Failure> {
-    let out: Box<dyn Write + Send> = match path {
+) -> Result<LogOutput, Failure> {
+    let (out, name, file): (Box<dyn Write + Send>, _, _) = match path {
+        Some(p) => {
+            let (w, file) = outputs::open(p)?.split();
+            (w, file.name().to_owned(), Some(file))
+        }
         // Counted for `weir run --json` (see counting.rs).
-        Some(p) => counted(create(p)?),
-        None => counted(io::stderr()),
+        None => (counted(io::stderr()), "stderr".to_owned(), None),
     };
-    let logger = Logger::new(out, format, names, &engine.program.rules);
+    let (out, watch) = Watched::new(out);
+    let logger = Logger::new(Box::new(out), format, names, &engine.program.rules);
     engine.set_logger(logger);
-    Ok(())
-}
-
-/// Creates an output file, or stdout for `-`. Writers buffer themselves.
-pub fn create_output(path: &Path) -> Result<Box<dyn Write + Send>, Failure> {
-    // Counted for `weir run --json` (see counting.rs).
-    if path.as_os_str() == "-" {
-        Ok(counted(io::stdout()))
-    } else {
-        Ok(counted(create(path)?))
-    }
-}
-
-fn create(path: &Path) -> Result<File, Failure> {
-    File::create(path).map_err(|e| Failure::Runtime(format!("{}: {e}", path.display())))
+    Ok(LogOutput { name, file, watch })
 }

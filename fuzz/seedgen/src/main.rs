@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Must match `LINK_TYPES` in fuzz_targets/decode.rs.
-const LINK_TYPES: [u32; 12] = [0, 1, 9, 12, 14, 50, 101, 108, 113, 228, 229, 276];
+const LINK_TYPES: [u32; 13] = [0, 1, 9, 12, 14, 50, 101, 104, 108, 113, 228, 229, 276];
 
 fn seed(link: u32, orig_len: u32, data: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(data.len() + 7);
