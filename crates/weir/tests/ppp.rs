@@ -1,9 +1,12 @@
 //! ppp filter files: each file in tests/ppp/NAME.ppp against its hand
 //! translation NAME.rules over the whole corpus (same deciding rule, same
 //! verdict, packet by packet); ppp's LogFILTER lines against a golden file;
-//! the command line's handling of ppp files and their errors.
+//! FreeBSD's ppp.conf.sample loaded as it is and deciding crafted packets
+//! as filter.c does; the command line's handling of ppp files, ppp.conf
+//! labels, host names and their errors.
 //!
-//! `WEIR_BLESS=1 cargo test -p weir --test ppp` rewrites tests/ppp/filter.log.
+//! `WEIR_BLESS=1 cargo test -p weir --test ppp` rewrites tests/ppp/filter.log
+//! and tests/ppp/ppp.conf.sample.canonical.
 
 mod common;
 
@@ -25,7 +28,9 @@ fn bindings() -> Bindings {
         hisaddr: Some("10.0.0.81".parse().unwrap()),
         dns0: Some("192.168.1.1".parse().unwrap()),
         dns1: Some("10.0.0.1".parse().unwrap()),
-        ..Bindings::default()
+        myaddr6: Some("10::1".parse().unwrap()),
+        hisaddr6: Some("10::2".parse().unwrap()),
+        hosts: [("gate".to_owned(), "131.151.1.59".parse().unwrap())].into(),
     }
 }
 
@@ -128,6 +133,17 @@ fn set_out_matches_its_hand_translation() {
 fn set_dial_matches_its_hand_translation() {
     let taken = differential("dial", FilterSet::Dial);
     assert_decided_by(&taken, &[1, 100, 200, 300, 400, 500, 4100]);
+}
+
+#[test]
+fn set_in_with_other_forms_matches_its_hand_translation() {
+    let taken = differential("forms", FilterSet::In);
+    assert_decided_by(
+        &taken,
+        &[
+            1, 200, 300, 400, 600, 800, 900, 1000, 1100, 1200, 1300, 4100,
+        ],
+    );
 }
 
 #[test]
