@@ -257,15 +257,20 @@ fn trace_filter_index_is_zero_based() {
          167772161\t1\t2\t3\t6\n",
     )
     .unwrap();
-    let o = weir_ok([
-        "classbench".as_ref(),
-        rules.as_os_str(),
-        trace.as_os_str(),
-        "--iter".as_ref(),
-        "1".as_ref(),
-        "--json".as_ref(),
-    ]);
-    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let run = |json: bool| {
+        let mut args = vec![
+            "classbench".as_ref(),
+            rules.as_os_str(),
+            trace.as_os_str(),
+            "--iter".as_ref(),
+            "1".as_ref(),
+        ];
+        if json {
+            args.push("--json".as_ref());
+        }
+        stdout(&weir_ok(args))
+    };
+    let report: serde_json::Value = serde_json::from_str(&run(true)).unwrap();
     let e = &report["expected"];
     assert_eq!(
         (
@@ -282,19 +287,12 @@ fn trace_filter_index_is_zero_based() {
         ),
         "{report}"
     );
-    let o = weir_ok([
-        "classbench".as_ref(),
-        rules.as_os_str(),
-        trace.as_os_str(),
-        "--iter".as_ref(),
-        "1".as_ref(),
-    ]);
+    let table = run(false);
     assert!(
-        stdout(&o).contains(
+        table.contains(
             "trace filter#    6 checked: 2 answered by their own filter, 1 by an earlier one, 3 contradicting"
         ),
-        "{}",
-        stdout(&o)
+        "{table}"
     );
 }
 

@@ -605,19 +605,9 @@ fn host_names_resolve_at_load() {
     ];
     let trace = write_trace(tmp.path(), "h.pcap", &packets);
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "run".to_string(),
-            rules.display().to_string(),
-            "--filter-set".into(),
-            "in".into(),
-            "-r".into(),
-            trace.display().to_string(),
-            "--verdicts".into(),
-            "-".into(),
-            "-q".into(),
-        ];
-        args.extend(extra.iter().map(|s| s.to_string()));
-        weir(&args)
+        let mut args = vec!["--filter-set", "in"];
+        args.extend(extra);
+        run_verdicts(&rules, &trace, &args)
     };
     let out = run(&["--hosts", hosts.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
