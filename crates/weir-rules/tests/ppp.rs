@@ -580,6 +580,14 @@ fn ppp_conf_sections_run_as_ppp_runs_them() {
         conf("looper").unwrap_err(),
         ["18:2: 'load' nests deeper than 8 sections (does a section load itself?)"]
     );
+    // Fan-out within the depth limit is bounded too.
+    let mut wide = String::new();
+    for i in 0..8 {
+        wide += &format!("s{i}:\n load{}\n", format!(" s{}", i + 1).repeat(10));
+    }
+    wide += "s8:\n set filter in 0 permit\n";
+    let e = ppp::parse_conf(&wide, "s0", &Names::default()).unwrap_err();
+    assert!(e[0].message.contains("more than 256 sections"), "{e:?}");
     assert_eq!(
         conf("broken").unwrap_err(),
         ["20:7: load: no label 'nowhere' in this ppp.conf"]

@@ -182,14 +182,17 @@ impl PppFile {
         compile(&t.ruleset, names, opts).map_err(|e| self.rendered(&e))
     }
 
-    /// The label a ppp.conf is read with: `--label`, which it must have.
+    /// The label a ppp.conf is read with: `--label`, which it must have
+    /// (and a filter file must not).
     fn label<'a>(&self, args: &'a PppArgs) -> Result<Option<&'a str>, Failure> {
-        if self.format == Format::Filters {
-            return Ok(None);
-        }
-        match args.label.as_deref() {
-            Some(l) => Ok(Some(l)),
-            None => Err(self.needs_label()),
+        match (self.format, args.label.as_deref()) {
+            (Format::Conf, Some(l)) => Ok(Some(l)),
+            (Format::Conf, None) => Err(self.needs_label()),
+            (Format::Filters, None) => Ok(None),
+            (Format::Filters, Some(_)) => Err(Failure::Usage(format!(
+                "--label is for ppp.conf files, and {} holds only set filter lines",
+                self.name
+            ))),
         }
     }
 
@@ -295,9 +298,8 @@ pub fn programs_to_check(
         }
     };
     let labels: Vec<Option<String>> = match (file.format, &args.label) {
-        (Format::Filters, _) => vec![None],
-        (Format::Conf, Some(l)) => vec![Some(l.clone())],
         (Format::Conf, None) => ppp::conf_labels(&file.text).into_iter().map(Some).collect(),
+        _ => vec![file.label(args)?.map(str::to_owned)],
     };
     let mut out = Vec::new();
     let mut failures = Vec::new();

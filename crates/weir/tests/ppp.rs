@@ -262,6 +262,20 @@ fn cli_reads_ppp_files_and_reports_their_errors() {
         stderr(&out)
     );
 
+    // --label is for a ppp.conf.
+    let out = weir([
+        "check".as_ref(),
+        inp.as_os_str(),
+        "--label".as_ref(),
+        "isp".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--label is for ppp.conf files"),
+        "{}",
+        stderr(&out)
+    );
+
     // A parse error, and --syntax ppp on a file that autodetects as ipfw.
     let bad = tmp.path().join("bad.ppp");
     fs::write(&bad, "set filter in 0 permit\nset filter in 40 deny\n").unwrap();

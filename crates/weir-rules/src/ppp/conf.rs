@@ -173,6 +173,10 @@ pub fn conf_labels(source: &str) -> Vec<String> {
 
 /// How deep `load` may nest (ppp has no limit; a loop would never end).
 const MAX_LOAD_DEPTH: usize = 8;
+/// How many sections one reading may run, `load`s included: a few
+/// sections that each load several others many times over would
+/// otherwise take time without bound.
+const MAX_SECTION_RUNS: usize = 256;
 
 /// Reads the filters a ppp.conf gives label `name`: the `default`
 /// section's `set filter` lines, then the label's, with `load` followed.
@@ -211,6 +215,8 @@ struct Run<'n> {
     loaded: Loaded,
     notes: Vec<Diagnostic>,
     errors: Vec<Diagnostic>,
+    /// Sections run so far.
+    runs: usize,
 }
 
 impl<'n> Run<'n> {
@@ -220,6 +226,7 @@ impl<'n> Run<'n> {
             loaded: Loaded::default(),
             notes: Vec::new(),
             errors: Vec::new(),
+            runs: 0,
         }
     }
 
@@ -269,6 +276,14 @@ impl<'n> Run<'n> {
             self.errors.push(Diagnostic::new(
                 words[0].span,
                 format!("'load' nests deeper than {MAX_LOAD_DEPTH} sections (does a section load itself?)"),
+            ));
+            return;
+        }
+        self.runs += targets.len();
+        if self.runs > MAX_SECTION_RUNS {
+            self.errors.push(Diagnostic::new(
+                words[0].span,
+                format!("'load' runs more than {MAX_SECTION_RUNS} sections in all"),
             ));
             return;
         }
