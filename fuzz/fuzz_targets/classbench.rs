@@ -2,12 +2,13 @@
 //! NUL byte, trace text (without a NUL, both parsers read the whole input).
 //! Whatever parses must print and re-parse to the same values; parsed
 //! filters must compile for the engine and answer every parsed header as
-//! the brute-force reference does; the ipfw import must parse back.
+//! the brute-force reference does, on the 5-tuple and with the flags; the
+//! ipfw import must parse back.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use weir_classbench::to_weir::{import, import_text, Compiled};
-use weir_classbench::{first_match, gen, parse_filters, parse_trace};
+use weir_classbench::{first_match, gen, parse_filters, parse_trace, Fields};
 use weir_engine::{CompileOptions, Engine};
 use weir_rules::Names;
 
@@ -32,15 +33,18 @@ fuzz_target!(|data: &[u8]| {
     if f.len() > 256 || h.len() > 256 {
         return;
     }
-    let c = Compiled::new(&f);
-    let prog = weir_engine::compile(&c.ruleset, &Names::default(), &CompileOptions::default())
-        .expect("parsed filters always compile");
-    for linear in [false, true] {
-        let mut e = Engine::new(prog.clone());
-        e.set_linear(linear);
-        for x in &h {
-            let got = c.filter_number(e.decide(&c.packet(x)).rule);
-            assert_eq!(got, first_match(&f, x), "header {x:?}, linear {linear}");
+    for fields in [Fields::FiveTuple, Fields::WithFlags] {
+        let c = Compiled::with_fields(&f, fields).expect("at most 256 flags values");
+        let prog = weir_engine::compile(&c.ruleset, &Names::default(), &CompileOptions::default())
+            .expect("parsed filters always compile");
+        for linear in [false, true] {
+            let mut e = Engine::new(prog.clone());
+            e.set_linear(linear);
+            for x in &h {
+                let got = c.filter_number(e.decide(&c.packet(x)).rule);
+                let want = first_match(&f, x, fields);
+                assert_eq!(got, want, "header {x:?}, {fields:?}, linear {linear}");
+            }
         }
     }
 });

@@ -1,40 +1,54 @@
-//! ppp filter text → `ppp::parse`; whatever parses must print and re-parse
-//! to the same filters, and each set must translate (or be refused with
-//! diagnostics) into ipfw rules that print, re-parse, compile and evaluate
-//! without panicking.
+//! ppp filter text → `ppp::parse`, and as a ppp.conf → `ppp::parse_conf`
+//! for each label; whatever parses must print and re-parse to the same
+//! filters, and each set must translate (or be refused with diagnostics)
+//! into ipfw rules that print, re-parse, compile and evaluate without
+//! panicking.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use std::net::Ipv4Addr;
 use weir_engine::{compile, CompileOptions, Engine};
-use weir_rules::ppp::{self, Bindings, FilterSet};
+use weir_rules::ppp::{self, Bindings, FilterSet, PppFilters};
 use weir_rules::{parse, print_ruleset, Names};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    let _ = ppp::looks_like_ppp(&text);
-    let Ok(filters) = ppp::parse(&text) else { return };
-    let printed = ppp::print(&filters);
-    let reparsed = match ppp::parse(&printed) {
-        Ok(f) => f,
+    let names = Names::default();
+    let _ = ppp::detect(&text);
+    if let Ok(l) = ppp::parse(&text, &names) {
+        check(&text, &l.filters, &names);
+    }
+    // As a ppp.conf: a few labels, default's and load's lines included.
+    for label in ppp::conf_labels(&text).iter().take(4) {
+        if let Ok(l) = ppp::parse_conf(&text, label, &names) {
+            check(&text, &l.filters, &names);
+        }
+    }
+});
+
+fn check(text: &str, filters: &PppFilters, names: &Names) {
+    let printed = ppp::print(filters);
+    let reparsed = match ppp::parse(&printed, names) {
+        Ok(l) => l.filters,
         Err(e) => panic!("printed filters do not parse: {e:?}\ninput: {text:?}\nprinted: {printed:?}"),
     };
-    assert_eq!(filters, reparsed, "round trip changed the filters\nprinted: {printed:?}");
+    assert_eq!(filters, &reparsed, "round trip changed the filters\nprinted: {printed:?}");
     assert_eq!(printed, ppp::print(&reparsed), "printing is not a fixed point");
 
-    let names = Names::default();
     let bind = Bindings {
         myaddr: Some(Ipv4Addr::new(10, 1, 2, 3)),
         hisaddr: Some(Ipv4Addr::new(192, 0, 2, 1)),
-        dns0: None,
+        hisaddr6: Some("2001:db8::1".parse().unwrap()),
         dns1: Some(Ipv4Addr::new(198, 51, 100, 53)),
+        hosts: [("gate".to_owned(), Ipv4Addr::new(192, 0, 2, 9))].into(),
+        ..Bindings::default()
     };
     for set in FilterSet::ALL {
-        let Ok(t) = ppp::translate(&filters, set, &bind, &names) else { continue };
+        let Ok(t) = ppp::translate(filters, set, &bind, names) else { continue };
         let ipfw = print_ruleset(&t.ruleset);
         let back = parse(&ipfw).unwrap_or_else(|e| panic!("translation does not parse: {e:?}\n{ipfw}"));
         assert_eq!(back, t.ruleset, "translation does not read back\n{ipfw}");
-        let prog = compile(&t.ruleset, &names, &CompileOptions::default())
+        let prog = compile(&t.ruleset, names, &CompileOptions::default())
             .unwrap_or_else(|e| panic!("translation does not compile: {e:?}\n{ipfw}"));
         let mut engine = Engine::new(prog);
         for (link, frame) in PACKETS {
@@ -42,7 +56,7 @@ fuzz_target!(|data: &[u8]| {
             engine.decide(&p);
         }
     }
-});
+}
 
 /// Raw IPv4 TCP SYN 10.1.2.3:1234 → 192.0.2.1:80, and an IPv6 ICMPv6 echo.
 static PACKETS: &[(u32, &[u8])] = &[

@@ -20,9 +20,10 @@
 //!
 //! The trace draws most headers from a uniformly chosen filter's box (so
 //! every depth is hit; port ends are favoured), repeats recent headers for
-//! locality, and adds random headers; each header's last field is the
-//! filter it was drawn from (0 for random ones). The header's first match
-//! is at or before that filter.
+//! locality, and adds random headers. As `trace_generator` writes it, a
+//! header drawn from a filter ends with that filter's 0-based index (its
+//! first match is at or before that filter); a random header, drawn from
+//! none, has the five fields alone.
 //!
 //! One ChaCha8 stream per output (`weir_gen::Rng`), only `u32` sampling,
 //! so a seed gives the same bytes on every platform.
@@ -411,7 +412,7 @@ pub fn trace(filters: &[Filter], n: usize, seed: u64) -> Vec<Header> {
             out[out.len() - back]
         } else if roll < REPEAT + FROM_FILTER && !filters.is_empty() {
             let i = rng.index(filters.len());
-            in_box(&mut rng, &filters[i], i as u32 + 1)
+            in_box(&mut rng, &filters[i], i as u32)
         } else {
             random_header(&mut rng, filters)
         };
@@ -420,7 +421,7 @@ pub fn trace(filters: &[Filter], n: usize, seed: u64) -> Vec<Header> {
     out
 }
 
-fn in_box(rng: &mut Rng, f: &Filter, number: u32) -> Header {
+fn in_box(rng: &mut Rng, f: &Filter, index: u32) -> Header {
     let addr = |rng: &mut Rng, p: Prefix| p.network() | (rng.next_u32() & !p.mask());
     let port = |rng: &mut Rng, (lo, hi): (u16, u16)| match rng.below(10) {
         0 => lo,
@@ -439,7 +440,7 @@ fn in_box(rng: &mut Rng, f: &Filter, number: u32) -> Header {
         dport: port(rng, f.dport),
         proto,
         flags: None,
-        filter: Some(number),
+        filter: Some(index),
     }
 }
 
@@ -465,7 +466,7 @@ fn random_header(rng: &mut Rng, filters: &[Filter]) -> Header {
         dport: rng.below(65536) as u16,
         proto: any_protocol(rng),
         flags: None,
-        filter: Some(0),
+        filter: None,
     }
 }
 
@@ -493,7 +494,7 @@ pub fn write_trace(headers: &[Header]) -> String {
 mod tests {
     use super::*;
     use crate::parse::{parse_filters, parse_trace};
-    use crate::reference::first_match;
+    use crate::reference::{first_match, Fields};
 
     #[test]
     fn same_seed_same_set_other_seed_other_set() {
@@ -523,17 +524,20 @@ mod tests {
             let mut deepest = 0;
             let mut exact = 0;
             for h in &t {
-                let m = first_match(&f, h);
-                match h.filter {
-                    Some(0) | None => {}
-                    Some(src) => {
-                        assert!(f[src as usize - 1].matches(h));
-                        assert!(m >= 1 && m <= src, "{kind:?}: first match {m} after {src}");
-                        exact += u32::from(m == src);
-                    }
+                let m = first_match(&f, h, Fields::FiveTuple);
+                if let Some(i) = h.filter {
+                    assert!(f[i as usize].matches(h));
+                    assert!(
+                        m >= 1 && m <= i + 1,
+                        "{kind:?}: first match {m} after {}",
+                        i + 1
+                    );
+                    exact += u32::from(m == i + 1);
                 }
                 deepest = deepest.max(m);
             }
+            // Random headers carry no index.
+            assert!(t.iter().any(|h| h.filter.is_none()));
             assert!(deepest > 900, "{kind:?}: deepest match {deepest}");
             // Most headers are answered by the filter they came from.
             assert!(exact > 2000, "{kind:?}: {exact} exact");

@@ -1,11 +1,13 @@
 //! ClassBench filter sets and header traces for weir.
 //!
-//! ClassBench (Taylor & Turner) describes 5-tuple packet classifiers with
-//! two text formats: a filter set, one filter per line
-//! (`@sa/len  da/len  lo : hi  lo : hi  0xPP/0xMM [0xVVVV/0xMMMM]`), and a
-//! header trace (`sa da sp dp proto [flags] filter#`, unsigned integers).
+//! ClassBench (Taylor & Turner) describes packet classifiers with two text
+//! formats: a filter set, one filter per line
+//! (`@sa/len  da/len  lo : hi  lo : hi  0xPP/0xMM [0xVVVV/0xMMMM [extra...]]`),
+//! and a header trace (`sa da sp dp proto [[flags [extra...]] filter#]`,
+//! unsigned integers, the filter index 0-based).
 //! A header's answer is the first filter, in line order, whose five fields
-//! all hold it; ports are compared whatever the protocol.
+//! all hold it; ports are compared whatever the protocol. [`Fields`] adds
+//! ClassBench's sixth dimension, the flags, on request.
 //!
 //! - [`parse`]: strict parsers for both formats (`line:col: message`).
 //! - [`reference`]: the brute-force first-match answer, the oracle.
@@ -20,4 +22,4 @@ pub mod reference;
 pub mod to_weir;
 
 pub use parse::{parse_filters, parse_trace, Filter, Header, ParseError, Prefix};
-pub use reference::first_match;
+pub use reference::{first_match, Fields};

@@ -1,19 +1,25 @@
 //! Strict parsers for ClassBench filter sets and header traces.
 //!
 //! The formats are the ones ClassBench's `db_generator` and
-//! `trace_generator` write; fields are separated by spaces or tabs.
+//! `trace_generator` write (`FilterList::print` and `hlist::print` in the
+//! ClassBench sources); fields are separated by spaces or tabs, and a
+//! trailing tab (which both generators write) is fine.
 //!
 //! Filter line (one per line, no blank or comment lines, so a filter's
 //! number is its line number):
-//! `@a.b.c.d/len  a.b.c.d/len  lo : hi  lo : hi  0xPP/0xMM  [0xVVVV/0xMMMM]`
+//! `@a.b.c.d/len  a.b.c.d/len  lo : hi  lo : hi  0xPP/0xMM  [0xVVVV/0xMMMM [E...]]`
 //! (source prefix, destination prefix, source port range, destination port
-//! range with `:` as its own field, protocol value/mask in hex, and an
-//! optional flags value/mask that is checked for form and otherwise
-//! ignored).
+//! range with `:` as its own field, protocol value/mask in hex, then the
+//! optional 16-bit flags value/mask and any extra fields, unsigned decimal,
+//! 0 meaning any). At most 20 fields, as ClassBench's own parser reads.
 //!
-//! Header line: `sa da sp dp proto [[flags] filter#]` as unsigned decimal
-//! integers: five fields (as DPDK's test-acl reads), six (the last is the
-//! filter the header was drawn from) or seven (flags, then filter#).
+//! Header line, unsigned decimal integers: `sa da sp dp proto` (five
+//! fields, as DPDK's test-acl reads), then, as `trace_generator` writes
+//! them, `filter#` alone (a set without flags) or `flags [E...] filter#`:
+//! the sixth field is the 32-bit flags value (ClassBench puts a filter's
+//! 16-bit flags and mask into one 32-bit range, `flags << 16 | mask`, any
+//! value for a mask of 0), and the last is the 0-based index of the filter
+//! the header was drawn from.
 //!
 //! Every error names `line:col` (1-based, col in characters); the caller
 //! puts the file name in front.
@@ -25,6 +31,11 @@ use std::net::Ipv4Addr;
 pub const MAX_FILTERS: usize = 1 << 20;
 /// At most this many headers in one trace.
 pub const MAX_HEADERS: usize = 1 << 24;
+/// At most this many fields on a filter line: ClassBench's parser reads 20.
+pub const MAX_FILTER_FIELDS: usize = 20;
+/// At most this many fields on a header line: the five, the flags, the
+/// extra fields a 20-field filter line has, and the filter index.
+pub const MAX_HEADER_FIELDS: usize = 5 + 1 + (MAX_FILTER_FIELDS - 10) + 1;
 
 /// A parse error at a 1-based line and column.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -86,8 +97,22 @@ pub struct Filter {
     /// the mask). ClassBench writes `0xPP/0xFF` or `0x00/0x00`.
     pub proto: u8,
     pub proto_mask: u8,
-    /// The optional trailing flags value/mask (not used for matching).
+    /// The optional flags value/mask (16 bits each), compared only when
+    /// asked for (see [`crate::Fields`]). Extra fields after it are
+    /// checked for form and not kept.
     pub flags: Option<(u16, u16)>,
+}
+
+impl Filter {
+    /// The flags as `trace_generator` encodes them in one 32-bit range:
+    /// None (any value) when the mask is 0 or there are no flags, else the
+    /// single value `flags << 16 | mask`.
+    pub fn flags_value(&self) -> Option<u32> {
+        match self.flags {
+            Some((v, m)) if m != 0 => Some(u32::from(v) << 16 | u32::from(m)),
+            _ => None,
+        }
+    }
 }
 
 /// One ClassBench trace header.
@@ -98,8 +123,10 @@ pub struct Header {
     pub sport: u16,
     pub dport: u16,
     pub proto: u8,
-    pub flags: Option<u16>,
-    /// The filter the header was generated from (the trace's last field).
+    /// The 32-bit flags value (`trace_generator`'s sixth field).
+    pub flags: Option<u32>,
+    /// The 0-based index of the filter the header was drawn from (the
+    /// trace's last field), when the line has one.
     pub filter: Option<u32>,
 }
 
@@ -128,7 +155,9 @@ impl fmt::Display for Filter {
     }
 }
 
-/// Writes the header in ClassBench's trace format (tab-separated).
+/// Writes the header in ClassBench's trace format (tab-separated). The
+/// flags are written only with a filter index, as `trace_generator` does:
+/// `sa da sp dp proto flags` alone would read back as a filter index.
 impl fmt::Display for Header {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -136,10 +165,10 @@ impl fmt::Display for Header {
             "{}\t{}\t{}\t{}\t{}",
             self.src, self.dst, self.sport, self.dport, self.proto
         )?;
-        if let Some(fl) = self.flags {
-            write!(f, "\t{fl}")?;
-        }
         if let Some(n) = self.filter {
+            if let Some(fl) = self.flags {
+                write!(f, "\t{fl}")?;
+            }
             write!(f, "\t{n}")?;
         }
         Ok(())
@@ -233,15 +262,18 @@ pub fn parse_filter_line(line: &str, line_no: u32) -> Result<Filter, ParseError>
         return Err(err(
             end,
             format!(
-                "expected 9 or 10 fields (@sa/len da/len lo : hi lo : hi 0xPP/0xMM [0xVVVV/0xMMMM]), found {}",
+                "expected at least 9 fields (@sa/len da/len lo : hi lo : hi 0xPP/0xMM [0xVVVV/0xMMMM [extra...]]), found {}",
                 f.len()
             ),
         ));
     }
-    if f.len() > 10 {
+    if let Some(extra) = f.get(MAX_FILTER_FIELDS) {
         return Err(err(
-            f[10].col,
-            format!("unexpected field '{}' after the flags", f[10].text),
+            extra.col,
+            format!(
+                "more than {MAX_FILTER_FIELDS} fields (ClassBench's parser reads no more): '{}'",
+                extra.text
+            ),
         ));
     }
     let src = prefix(src_text, first.col + 1).map_err(|(c, m)| err(c, m))?;
@@ -259,6 +291,17 @@ pub fn parse_filter_line(line: &str, line_no: u32) -> Result<Filter, ParseError>
         Some(fl) => Some(hex_pair::<u16>(*fl, 4, "flags").map_err(|(c, m)| err(c, m))?),
         None => None,
     };
+    for extra in f.iter().skip(10) {
+        decimal::<u32>(extra.text).ok_or_else(|| {
+            err(
+                extra.col,
+                format!(
+                    "extra field '{}' is not a decimal number 0..4294967295",
+                    extra.text
+                ),
+            )
+        })?;
+    }
     Ok(Filter {
         src,
         dst,
@@ -378,13 +421,15 @@ pub fn parse_trace(text: &str) -> Result<Vec<Header>, ParseError> {
 /// Parses one trace line (`line_no` is used in errors).
 pub fn parse_header_line(line: &str, line_no: u32) -> Result<Header, ParseError> {
     let f = fields(line);
-    if !(5..=7).contains(&f.len()) {
-        let col = f.get(7).map_or(line.chars().count() as u32 + 1, |x| x.col);
+    if !(5..=MAX_HEADER_FIELDS).contains(&f.len()) {
+        let col = f
+            .get(MAX_HEADER_FIELDS)
+            .map_or(line.chars().count() as u32 + 1, |x| x.col);
         return Err(ParseError::new(
             line_no,
             col,
             format!(
-                "expected 5 to 7 fields (sa da sp dp proto [[flags] filter#]), found {}",
+                "expected 5 to {MAX_HEADER_FIELDS} fields (sa da sp dp proto [[flags [extra...]] filter#]), found {}",
                 f.len()
             ),
         ));
@@ -413,13 +458,14 @@ pub fn parse_header_line(line: &str, line_no: u32) -> Result<Header, ParseError>
         flags: None,
         filter: None,
     };
-    match f.len() {
-        6 => h.filter = Some(num(f[5], "filter number", max32, line_no)?),
-        7 => {
-            h.flags = Some(num(f[5], "flags", 65535, line_no)?);
-            h.filter = Some(num(f[6], "filter number", max32, line_no)?);
+    if let [middle @ .., last] = &f[5..] {
+        if let [flags, extra @ ..] = middle {
+            h.flags = Some(num(*flags, "flags", max32, line_no)?);
+            for e in extra {
+                num::<u32>(*e, "extra field", max32, line_no)?;
+            }
         }
-        _ => {}
+        h.filter = Some(num(*last, "filter index", max32, line_no)?);
     }
     Ok(h)
 }
@@ -489,7 +535,7 @@ mod tests {
         );
         assert_eq!(
             filter_err("@1.2.3.4/8 0.0.0.0/0 0:1 0 : 1 0x00/0x00"),
-            "1:41: expected 9 or 10 fields (@sa/len da/len lo : hi lo : hi 0xPP/0xMM [0xVVVV/0xMMMM]), found 7"
+            "1:41: expected at least 9 fields (@sa/len da/len lo : hi lo : hi 0xPP/0xMM [0xVVVV/0xMMMM [extra...]]), found 7"
         );
         assert_eq!(
             filter_err("@1.2.3.4/8 0.0.0.0/0 0 - 1 0 : 1 0x00/0x00"),
@@ -509,7 +555,13 @@ mod tests {
         );
         assert_eq!(
             filter_err("@1.2.3.4/8 0.0.0.0/0 0 : 1 0 : 1 0x06/0xFF 0x0/0x0 x"),
-            "1:52: unexpected field 'x' after the flags"
+            "1:52: extra field 'x' is not a decimal number 0..4294967295"
+        );
+        let twenty = "@1.2.3.4/8 0.0.0.0/0 0 : 1 0 : 1 0x06/0xFF 0x0/0x0 1 2 3 4 5 6 7 8 9 10";
+        assert!(parse_filters(twenty).is_ok());
+        assert_eq!(
+            filter_err(&format!("{twenty} 11")),
+            "1:73: more than 20 fields (ClassBench's parser reads no more): '11'"
         );
         assert_eq!(
             filter_err("@1.2.3.4/8 0.0.0.0/0 0 : 1 0 : 1 0x06/0xFF 0x10000/0x0"),
@@ -534,10 +586,27 @@ mod tests {
         );
     }
 
+    /// Extra fields and the trailing tab, as `db_generator` writes them.
+    #[test]
+    fn filter_with_extra_fields() {
+        let f = parse_filter_line(&format!("{LINE}\t0\t7\t"), 1).unwrap();
+        assert_eq!(f, parse_filter_line(LINE, 1).unwrap());
+        assert_eq!(f.flags_value(), None);
+        let f = parse_filter_line(
+            "@0.0.0.0/0 0.0.0.0/0 0 : 1 0 : 1 0x06/0xFF 0x1000/0x1200",
+            1,
+        )
+        .unwrap();
+        assert_eq!(f.flags_value(), Some(0x1000_1200));
+    }
+
     #[test]
     fn trace_lines() {
-        let t = parse_trace("167772161\t3232235777\t1024\t80\t6\t12\n1 2 3 4 17\n1 2 3 4 17 0 9\n")
-            .unwrap();
+        let t = parse_trace(
+            "167772161\t3232235777\t1024\t80\t6\t12\n1 2 3 4 17\n1 2 3 4 17 0 9\n\
+             1\t2\t3\t4\t17\t4294967295\t0\t7\t5\n",
+        )
+        .unwrap();
         assert_eq!(
             t[0],
             Header {
@@ -552,7 +621,10 @@ mod tests {
         );
         assert_eq!(t[1].filter, None);
         assert_eq!((t[2].flags, t[2].filter), (Some(0), Some(9)));
-        for h in &t {
+        // trace_generator's 32-bit flags, two extra fields, the index last.
+        assert_eq!((t[3].flags, t[3].filter), (Some(u32::MAX), Some(5)));
+        let t = &t[..3];
+        for h in t {
             assert_eq!(parse_header_line(&h.to_string(), 1).unwrap(), *h);
         }
     }
@@ -562,11 +634,23 @@ mod tests {
         let e = |s: &str| parse_trace(s).unwrap_err().to_string();
         assert_eq!(
             e("1 2 3 4 6 1\n1 2 3 4\n"),
-            "2:8: expected 5 to 7 fields (sa da sp dp proto [[flags] filter#]), found 4"
+            "2:8: expected 5 to 17 fields (sa da sp dp proto [[flags [extra...]] filter#]), found 4"
         );
         assert_eq!(
-            e("1 2 3 4 6 1 2 3"),
-            "1:15: expected 5 to 7 fields (sa da sp dp proto [[flags] filter#]), found 8"
+            e("1 2 3 4 6 1 2 3 4 5 6 7 8 9 10 11 12 13"),
+            "1:38: expected 5 to 17 fields (sa da sp dp proto [[flags [extra...]] filter#]), found 18"
+        );
+        assert_eq!(
+            e("1 2 3 4 6 4294967296 9"),
+            "1:11: flags '4294967296' is not a decimal number 0..4294967295"
+        );
+        assert_eq!(
+            e("1 2 3 4 6 0 x 9"),
+            "1:13: extra field 'x' is not a decimal number 0..4294967295"
+        );
+        assert_eq!(
+            e("1 2 3 4 6 -1"),
+            "1:11: filter index '-1' is not a decimal number 0..4294967295"
         );
         assert_eq!(
             e("4294967296 2 3 4 6"),

@@ -21,8 +21,16 @@
 //!   TOS byte, matched as value/mask by `iptos` (set bits = value, clear
 //!   bits = mask minus value). Exact for any value/mask, at the price of
 //!   one instruction per filter with a protocol and no protocol pruning.
+//!
+//!   With [`Fields::WithFlags`] the sixth dimension rides in the IP length:
+//!   each distinct flags value some filter requires gets a code 1..=65535,
+//!   its filters an `iplen CODE`, and a packet the code of its header's
+//!   flags (0, which no rule asks for, when no filter requires them).
+//!   Exact, as a filter requires one 32-bit value or none.
 
 use crate::parse::{Filter, Header, Prefix};
+use crate::reference::Fields;
+use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 use weir_rules::{
     Action, Addr, AddrSpec, Body, FlagSpec, Opt, OptionItem, Port, PortRange, PortSpec, Proto,
@@ -173,6 +181,7 @@ pub fn import_text(filters: &[Filter], source: &str) -> String {
          # Filter N (line N) is the Nth rule, `allow`, in order; the default rule 65535 denies.\n\
          # Semantics are ipfw's: ports match tcp, udp and sctp packets only, so a filter\n\
          # with ports and another (or any) protocol keeps tcp/udp/sctp (its comment says so).\n\
+         # The rules hold the 5-tuple: a filter's flags and extra fields are not imported.\n\
          # `weir classbench` evaluates the filters with ClassBench's own semantics.\n",
         filters.len()
     );
@@ -206,10 +215,41 @@ pub struct Compiled {
     pub encoding: Encoding,
     /// Number of filters (rule index `filters` is weir's default rule).
     pub filters: usize,
+    pub fields: Fields,
+    /// With [`Fields::WithFlags`]: the code of each flags value a filter
+    /// requires (see the module comment).
+    flag_codes: HashMap<u32, u16>,
 }
 
 impl Compiled {
+    /// The exact ruleset for a 5-tuple classification.
     pub fn new(filters: &[Filter]) -> Compiled {
+        let flag_codes = HashMap::new();
+        Compiled::build(filters, Fields::FiveTuple, flag_codes)
+    }
+
+    /// The exact ruleset comparing `fields`; fails only when the filters
+    /// require more than 65,535 distinct flags values.
+    pub fn with_fields(filters: &[Filter], fields: Fields) -> Result<Compiled, String> {
+        let mut flag_codes = HashMap::new();
+        if fields == Fields::WithFlags {
+            for v in filters.iter().filter_map(Filter::flags_value) {
+                let next = flag_codes.len() + 1;
+                if let std::collections::hash_map::Entry::Vacant(e) = flag_codes.entry(v) {
+                    let code = u16::try_from(next).map_err(|_| {
+                        format!(
+                            "the filters require more than {} distinct flags values",
+                            u16::MAX
+                        )
+                    })?;
+                    e.insert(code);
+                }
+            }
+        }
+        Ok(Compiled::build(filters, fields, flag_codes))
+    }
+
+    fn build(filters: &[Filter], fields: Fields, flag_codes: HashMap<u32, u16>) -> Compiled {
         let native = filters.iter().all(|f| {
             let exact_or_any = matches!(f.proto_mask, 0 | 0xff);
             let ports_ok =
@@ -225,7 +265,18 @@ impl Compiled {
         let rules = filters
             .iter()
             .enumerate()
-            .map(|(i, f)| rule(rule_number(i, n), exact_body(f, encoding), None))
+            .map(|(i, f)| {
+                let mut body = exact_body(f, encoding);
+                let code = f.flags_value().and_then(|v| flag_codes.get(&v));
+                if let Some(&code) = code {
+                    body.options.push(OptionItem {
+                        not: false,
+                        opt: Opt::IpLen(vec![(code, code)]),
+                        span: Span::default(),
+                    });
+                }
+                rule(rule_number(i, n), body, None)
+            })
             .collect();
         Compiled {
             ruleset: Ruleset {
@@ -234,6 +285,8 @@ impl Compiled {
             },
             encoding,
             filters: n,
+            fields,
+            flag_codes,
         }
     }
 
@@ -244,6 +297,13 @@ impl Compiled {
         let (proto, tos) = match self.encoding {
             Encoding::Native => (h.proto, 0),
             Encoding::ProtoInTos => (6, h.proto),
+        };
+        let ip_len = match self.fields {
+            Fields::WithFlags => h
+                .flags
+                .and_then(|v| self.flag_codes.get(&v).copied())
+                .unwrap_or(0),
+            Fields::FiveTuple => 40,
         };
         Packet {
             src: v4_mapped(h.src),
@@ -256,7 +316,7 @@ impl Compiled {
             has_ports: true,
             tos,
             ttl: 64,
-            ip_len: 40,
+            ip_len,
             l3_len: 40,
             ..Packet::default()
         }

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use weir_classbench::gen::{self, Kind};
 use weir_classbench::to_weir::{import, import_text, Compiled, Encoding};
-use weir_classbench::{first_match, parse_filters, Filter, Header, Prefix};
+use weir_classbench::{first_match, parse_filters, Fields, Filter, Header, Prefix};
 use weir_engine::{CompileOptions, Engine};
 use weir_rules::Names;
 use weir_wire::{v4_mapped, Packet, L3};
@@ -19,7 +19,11 @@ fn engine(c: &Compiled, linear: bool) -> Engine {
 
 /// Every header's answer from the engine equals the reference's.
 fn check(filters: &[Filter], headers: &[Header], linear: bool) {
-    let c = Compiled::new(filters);
+    check_fields(filters, headers, linear, Fields::FiveTuple);
+}
+
+fn check_fields(filters: &[Filter], headers: &[Header], linear: bool, fields: Fields) {
+    let c = Compiled::with_fields(filters, fields).expect("few flags values");
     let mut e = engine(&c, linear);
     if filters.len() >= 100 {
         // Both walks are exercised: the classifier is on unless told off.
@@ -27,7 +31,7 @@ fn check(filters: &[Filter], headers: &[Header], linear: bool) {
     }
     for (i, h) in headers.iter().enumerate() {
         let got = c.filter_number(e.decide(&c.packet(h)).rule);
-        let want = first_match(filters, h);
+        let want = first_match(filters, h, fields);
         assert_eq!(
             got, want,
             "header {i} {h:?} ({:?}, linear {linear})",
@@ -106,17 +110,25 @@ fn filter() -> impl Strategy<Value = Filter> {
         Just((1, 0xff)),
         (any::<u8>(), any::<u8>()).prop_map(|(v, m)| (v & m, m)),
     ];
-    (prefix(), prefix(), ports(), ports(), proto).prop_map(|(src, dst, sport, dport, (p, m))| {
-        Filter {
+    let flags = prop_oneof![
+        Just(None),
+        Just(Some((0u16, 0u16))),
+        Just(Some((0x1000, 0x1000))),
+        Just(Some((0, 0x0200))),
+        Just(Some((0xffff, 0))),
+        Just(Some((0, 40))),
+    ];
+    (prefix(), prefix(), ports(), ports(), proto, flags).prop_map(
+        |(src, dst, sport, dport, (p, m), flags)| Filter {
             src,
             dst,
             sport,
             dport,
             proto: p,
             proto_mask: m,
-            flags: None,
-        }
-    })
+            flags,
+        },
+    )
 }
 
 fn header() -> impl Strategy<Value = Header> {
@@ -128,13 +140,23 @@ fn header() -> impl Strategy<Value = Header> {
         0u16..120,
         0u16..120,
         prop_oneof![Just(6u8), Just(17), Just(1), any::<u8>()],
+        prop_oneof![
+            Just(None),
+            Just(Some(0u32)),
+            Just(Some(0x1000_1000)),
+            Just(Some(0x0000_0200)),
+            Just(Some(40)),
+            Just(Some(u32::MAX)),
+            any::<u32>().prop_map(Some),
+        ],
     )
-        .prop_map(|(sn, sh, dn, dh, sport, dport, proto)| Header {
+        .prop_map(|(sn, sh, dn, dh, sport, dport, proto, flags)| Header {
             src: 0x0a00_0000 | sn << 22 | (sh & 0x3f_ffff),
             dst: 0x0a00_0000 | dn << 22 | (dh & 0x3f_ffff),
             sport: if sport >= 100 { sport * 500 } else { sport },
             dport: if dport >= 100 { dport * 500 } else { dport },
             proto,
+            flags,
             ..Header::default()
         })
 }
@@ -146,8 +168,10 @@ proptest! {
         filters in prop::collection::vec(filter(), 1..40),
         headers in prop::collection::vec(header(), 1..200),
     ) {
-        check(&filters, &headers, false);
-        check(&filters, &headers, true);
+        for fields in [Fields::FiveTuple, Fields::WithFlags] {
+            check_fields(&filters, &headers, false, fields);
+            check_fields(&filters, &headers, true, fields);
+        }
     }
 }
 
@@ -203,7 +227,7 @@ fn imported_generated_sets_answer_like_classbench() {
         for h in &t {
             let rule = e.decide(&ipfw_packet(h)).rule.expect("IP packet");
             let got = if rule < f.len() { rule as u32 + 1 } else { 0 };
-            assert_eq!(got, first_match(&f, h), "{kind:?} {h:?}");
+            assert_eq!(got, first_match(&f, h, Fields::FiveTuple), "{kind:?} {h:?}");
         }
     }
 }

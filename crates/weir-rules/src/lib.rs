@@ -5,7 +5,8 @@
 //! Errors carry a [`Span`] and render as `file:line:col: message` with a
 //! caret. Names (protocols, services) stay names here; the engine resolves
 //! them with [`Names`] when it compiles the ruleset. [`ppp`] reads FreeBSD
-//! ppp's `set filter` lines and translates them into the same tree.
+//! ppp's `set filter` lines (alone, or in a ppp.conf) and translates them
+//! into the same tree.
 #![forbid(unsafe_code)]
 
 pub mod ast;

@@ -60,6 +60,8 @@ const BUILTIN_SERVICES: &[(&str, u16)] = &[
     ("syslog", 514),
     ("submission", 587),
     ("ldaps", 636),
+    ("login", 513),
+    ("shell", 514),
     ("imaps", 993),
     ("pop3s", 995),
     ("openvpn", 1194),

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use weir_classbench::gen::{self, Kind};
 use weir_classbench::to_weir::{import_text, Compiled};
-use weir_classbench::{parse_filters, parse_trace, Filter, Header};
+use weir_classbench::{parse_filters, parse_trace, Fields, Filter, Header};
 use weir_engine::{CompileOptions, Engine};
 use weir_io::output::Endpoint;
 use weir_rules::Names;
@@ -31,7 +31,8 @@ pub enum ImportFormat {
         after_help = "Filter N becomes rule N (`allow`), in order; the default rule denies.\n\
 Ports match only tcp/udp/sctp in weir (as in ipfw), while ClassBench compares\n\
 them for every protocol: such filters keep tcp/udp/sctp and say so in a\n\
-comment. `weir classbench` evaluates with ClassBench's own semantics.\n\n\
+comment. The rules hold the 5-tuple; a filter's flags and extra fields are\n\
+not imported. `weir classbench` evaluates with ClassBench's own semantics.\n\n\
 Example:\n  weir import classbench acl1_10k > acl1.rules && weir check acl1.rules"
     )]
     Classbench {
@@ -47,24 +48,41 @@ semantics (first match by line order, ports compared for every protocol),
 times the decide loop alone (headers are turned into packet records first),
 and reports packets/s and ns per packet (median over --iter passes).
 
+Classification is on the 5-tuple (source and destination prefix, source and
+destination port range, protocol), as DPDK's test-acl and the literature use
+ClassBench; a filter's flags and extra fields are read and not compared.
+--match-flags adds ClassBench's sixth dimension as its trace_generator
+encodes it: a filter with flags mask 0 holds any header, any other filter
+only headers whose 32-bit flags field (a trace's sixth column) equals
+flags << 16 | mask.
+
+Files are read as ClassBench's db_generator and trace_generator write them:
+filter lines `@sa/len da/len lo : hi lo : hi 0xPP/0xMM [0xVVVV/0xMMMM
+[extra...]]`, trace lines `sa da sp dp proto [[flags [extra...]] filter#]`,
+filter# the 0-based index of the filter the header was drawn from.
+
 --verdicts writes one line per header: the 1-based number of the first
-matching filter, 0 if none. A trace's last column (the filter each header
-was drawn from) is checked: the first match must be that filter or an
-earlier one.
+matching filter, 0 if none. The trace's filter# is checked: a header drawn
+from filter i (0-based) must be answered by filter i + 1 (its own) or an
+earlier one; anything else is counted as contradicting.
 
 Examples:
   weir gen-rules --like acl -n 10000 --seed 1 -o acl.rules --trace acl.trace
   weir classbench acl.rules acl.trace --verdicts acl.answers
+  weir classbench acl1 acl1_trace --match-flags
   weir classbench acl.rules acl.trace --linear --json"
 )]
 pub struct ClassbenchArgs {
     /// ClassBench filter set.
     pub rules: PathBuf,
-    /// ClassBench header trace (`sa da sp dp proto [[flags] filter#]`).
+    /// ClassBench header trace (`sa da sp dp proto [[flags [extra...]] filter#]`).
     pub trace: PathBuf,
     /// Write each header's first-match filter number (0: none), one a line.
     #[arg(long, value_name = "FILE")]
     pub verdicts: Option<PathBuf>,
+    /// Compare the flags too (ClassBench's sixth dimension), not only the 5-tuple.
+    #[arg(long)]
+    pub match_flags: bool,
     /// Walk every rule in order instead of the classifier's candidates.
     #[arg(long)]
     pub linear: bool,
@@ -99,9 +117,10 @@ impl From<LikeArg> for Kind {
 acl1, fw1 or ipc1 seeds (prefix-length pairs, nested prefixes, wildcards,
 port classes WC/HI/LO/EM/AR with overlapping ranges, protocol mix), roughly
 most specific first. --trace also writes a header trace whose headers are
-drawn from filters at every depth (plus repeats and random ones); its last
-column is the filter each header was drawn from (0: random). Same seed,
-same bytes.
+drawn from filters at every depth (plus repeats and random ones). As
+ClassBench's trace_generator writes it, a drawn header's last column is the
+0-based index of its filter; a random header has the five fields alone.
+Same seed, same bytes.
 
 Examples:
   weir gen-rules --like fw -n 1000 --seed 7 -o fw.rules --trace fw.trace --trace-n 100000
@@ -179,16 +198,34 @@ fn written(path: &Path, text: &str) -> Result<Output<Box<dyn Write + Send>>, Fai
 /// How the trace's filter# column compares with the answers.
 #[derive(Debug, Default, Serialize)]
 pub struct ExpectedCheck {
-    /// Headers with a filter# (0 = drawn at random, not checked).
+    /// Headers with a filter#.
     pub checked: u64,
-    /// First match is the listed filter.
+    /// Answered by the filter the header was drawn from.
     pub same: u64,
-    /// First match is an earlier filter (it shadows the listed one).
+    /// Answered by an earlier filter (it shadows the one drawn from).
     pub earlier: u64,
-    /// First match is later than the listed filter, or none: the listed
-    /// filter does not hold its header (a trace from elsewhere may number
-    /// filters differently).
+    /// Answered by a later filter or none, or drawn from a filter the set
+    /// does not have: the trace does not belong to this set (or to this
+    /// comparison: a trace drawn with flags, checked without them, stays
+    /// consistent; the reverse need not).
     pub contradicting: u64,
+}
+
+impl ExpectedCheck {
+    /// Counts one header: `index` its 0-based filter#, `answer` the
+    /// 1-based first match (0: none), `filters` the set's size.
+    fn count(&mut self, index: u32, answer: u32, filters: usize) {
+        self.checked += 1;
+        let own = u64::from(index) + 1;
+        let answer = u64::from(answer);
+        if own > filters as u64 || answer == 0 || answer > own {
+            self.contradicting += 1;
+        } else if answer == own {
+            self.same += 1;
+        } else {
+            self.earlier += 1;
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -197,6 +234,8 @@ pub struct Report {
     pub trace: String,
     pub filters: usize,
     pub headers: usize,
+    /// The fields compared: `5-tuple` or `5-tuple+flags`.
+    pub fields: &'static str,
     /// How headers became packets (see weir_classbench::to_weir).
     pub encoding: &'static str,
     pub classified: bool,
@@ -226,9 +265,22 @@ pub fn classbench(args: &ClassbenchArgs) -> Result<(), Failure> {
     }
     let filters = read_filters(&args.rules)?;
     let headers = read_trace(&args.trace)?;
+    let fields = if args.match_flags {
+        if let Some(i) = headers.iter().position(|h| h.flags.is_none()) {
+            return Err(Failure::Rules(format!(
+                "{}:{}:1: --match-flags needs the flags column (sa da sp dp proto flags [extra...] filter#), and this line has none",
+                args.trace.display(),
+                i + 1
+            )));
+        }
+        Fields::WithFlags
+    } else {
+        Fields::FiveTuple
+    };
 
     let build = Instant::now();
-    let compiled = Compiled::new(&filters);
+    let compiled = Compiled::with_fields(&filters, fields)
+        .map_err(|e| Failure::Runtime(format!("{}: {e}", args.rules.display())))?;
     let program = weir_engine::compile(
         &compiled.ruleset,
         &Names::default(),
@@ -273,15 +325,8 @@ pub fn classbench(args: &ClassbenchArgs) -> Result<(), Failure> {
 
     let mut expected = ExpectedCheck::default();
     for (h, &a) in headers.iter().zip(&answers) {
-        if let Some(src @ 1..) = h.filter {
-            expected.checked += 1;
-            if a == src {
-                expected.same += 1;
-            } else if a != 0 && a < src {
-                expected.earlier += 1;
-            } else {
-                expected.contradicting += 1;
-            }
+        if let Some(index) = h.filter {
+            expected.count(index, a, filters.len());
         }
     }
 
@@ -300,6 +345,7 @@ pub fn classbench(args: &ClassbenchArgs) -> Result<(), Failure> {
         trace: args.trace.display().to_string(),
         filters: filters.len(),
         headers: headers.len(),
+        fields: fields.name(),
         encoding: compiled.encoding.name(),
         classified: engine.classified(),
         build_ms,
@@ -324,6 +370,7 @@ fn table(r: &Report) -> String {
     let mut s = format!(
         "filters          {}\n\
          headers          {} ({} matched a filter)\n\
+         fields           {}\n\
          encoding         {}\n\
          walk             {}\n\
          build            {:.1} ms, classifier {} KiB\n\
@@ -332,6 +379,7 @@ fn table(r: &Report) -> String {
         r.filters,
         r.headers,
         r.matched,
+        r.fields,
         r.encoding,
         if r.classified { "classifier" } else { "linear" },
         r.build_ms,
@@ -343,7 +391,7 @@ fn table(r: &Report) -> String {
     );
     if e.checked > 0 {
         s += &format!(
-            "trace filter#    {} checked: {} answered by it, {} by an earlier filter, {} contradicting\n",
+            "trace filter#    {} checked: {} answered by their own filter, {} by an earlier one, {} contradicting\n",
             e.checked, e.same, e.earlier, e.contradicting
         );
     }

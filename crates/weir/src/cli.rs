@@ -18,8 +18,9 @@ const EXAMPLES: &str = "Examples:
   weir run rules.conf -r in.pcap --verdicts v.csv          index,rule,action,note per packet
   weir explain rules.conf -r in.pcap --packet 17  which rules and instructions ran, and why
   weir gen -n 1000000 --seed 7 -o trace.pcap      reproducible realistic trace
-  weir run ppp.conf --filter-set in --myaddr 192.0.2.1 --hisaddr 192.0.2.254 -r in.pcap
-                                                  FreeBSD ppp `set filter` lines, one set
+  weir run ppp.conf --label isp --filter-set in --myaddr 192.0.2.1 -r in.pcap
+                                                  FreeBSD ppp filters (a ppp.conf or `set filter`
+                                                  lines), one set
 
 Exit codes: 0 ok (also when a pipe we write to is closed), 1 runtime error
 (unreadable or corrupt capture, an output that cannot be written), 2 usage or
@@ -85,7 +86,7 @@ pub struct DemoArgs {
     after_help = "Examples:\n  weir check rules.conf\n  weir check --print rules.conf    # canonical form, one rule per line\n  weir check --stats rules.conf    # classifier build time, memory, candidates per packet"
 )]
 pub struct CheckArgs {
-    /// Ruleset file (ipfw syntax, or ppp `set filter` lines), or - for stdin.
+    /// Ruleset file (ipfw syntax, ppp `set filter` lines or a ppp.conf), or - for stdin.
     pub rules: PathBuf,
     /// Print the compiled ruleset in canonical form.
     #[arg(long)]
@@ -198,7 +199,7 @@ fn parse_sysctl(s: &str) -> Result<(String, u32), String> {
   weir run stateful.rules -r in.pcap --states --sysctl dyn_udp_lifetime=30
     (keep-state: states age by the packets' timestamps)")]
 pub struct RunArgs {
-    /// Ruleset file (ipfw syntax, or ppp `set filter` lines).
+    /// Ruleset file (ipfw syntax, ppp `set filter` lines or a ppp.conf).
     pub rules: PathBuf,
     /// Capture to read (pcap or pcapng), or - for stdin.
     #[arg(short = 'r', value_name = "FILE")]
@@ -246,7 +247,7 @@ pub struct RunArgs {
 #[derive(Args, Debug)]
 #[command(after_help = "Example:\n  weir explain rules.conf -r in.pcap --packet 17")]
 pub struct ExplainArgs {
-    /// Ruleset file (ipfw syntax, or ppp `set filter` lines).
+    /// Ruleset file (ipfw syntax, ppp `set filter` lines or a ppp.conf).
     pub rules: PathBuf,
     /// Capture to read, or - for stdin.
     #[arg(short = 'r', value_name = "FILE")]

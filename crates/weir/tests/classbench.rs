@@ -1,6 +1,8 @@
 //! `weir gen-rules`, `weir classbench` and `weir import classbench` end to
-//! end: the real binary on generated files, answers checked against the
-//! brute-force reference and, when installed, DPDK's `dpdk-test-acl`.
+//! end: the real binary on generated files and on files in the format
+//! ClassBench's own generators write (tests/classbench/, see its README),
+//! answers checked against the brute-force reference and, when installed,
+//! DPDK's `dpdk-test-acl`.
 
 mod common;
 
@@ -8,7 +10,7 @@ use common::*;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use weir_classbench::{first_match, parse_filters, parse_trace};
+use weir_classbench::{first_match, parse_filters, parse_trace, Fields};
 
 fn gen(dir: &Path, kind: &str, n: u32, seed: u64, trace_n: u32) -> (PathBuf, PathBuf) {
     let rules = dir.join(format!("{kind}-{n}-{seed}.rules"));
@@ -35,7 +37,9 @@ fn gen(dir: &Path, kind: &str, n: u32, seed: u64, trace_n: u32) -> (PathBuf, Pat
 fn reference(rules: &Path, trace: &Path) -> Vec<u32> {
     let f = parse_filters(&fs::read_to_string(rules).unwrap()).unwrap();
     let t = parse_trace(&fs::read_to_string(trace).unwrap()).unwrap();
-    t.iter().map(|h| first_match(&f, h)).collect()
+    t.iter()
+        .map(|h| first_match(&f, h, Fields::FiveTuple))
+        .collect()
 }
 
 fn answers(path: &Path) -> Vec<u32> {
@@ -121,6 +125,177 @@ fn classbench_table_names_the_numbers() {
     }
 }
 
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/classbench")
+        .join(name)
+}
+
+/// `weir classbench` on a sample pair: the report and the answers.
+fn run_sample(name: &str, extra: &[&str]) -> (serde_json::Value, Vec<u32>) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("answers");
+    let mut args = vec![
+        "classbench".to_string(),
+        sample(&format!("{name}.rules")).display().to_string(),
+        sample(&format!("{name}.trace")).display().to_string(),
+        "--verdicts".into(),
+        out.display().to_string(),
+        "--iter".into(),
+        "1".into(),
+        "--json".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let o = weir_ok(&args);
+    let report = serde_json::from_str(&stdout(&o)).unwrap();
+    (report, answers(&out))
+}
+
+/// The trace's last column, as trace_generator wrote it (0-based).
+fn drawn_from(name: &str) -> Vec<u32> {
+    let text = fs::read_to_string(sample(&format!("{name}.trace"))).unwrap();
+    text.lines()
+        .map(|l| l.split_whitespace().last().unwrap().parse().unwrap())
+        .collect()
+}
+
+/// Files as db_generator and trace_generator write them (flags, extra
+/// fields, the 32-bit flags column, a trailing tab, 0-based filter
+/// indices) load, and every header is answered by the filter it was drawn
+/// from or an earlier one: none contradicts its trace.
+#[test]
+fn generator_format_samples_load_and_agree_with_their_traces() {
+    for name in ["acl-flags", "acl-5tuple", "acl-extra"] {
+        let headers = drawn_from(name).len();
+        for flags in [false, true] {
+            if flags && name == "acl-5tuple" {
+                continue;
+            }
+            let extra: &[&str] = if flags { &["--match-flags"] } else { &[] };
+            let (report, got) = run_sample(name, extra);
+            let e = &report["expected"];
+            assert_eq!(report["filters"], 20, "{name}");
+            assert_eq!(report["headers"], headers, "{name}");
+            assert_eq!(e["checked"], headers, "{name} {flags}");
+            assert_eq!(e["contradicting"], 0, "{name} {flags}: {report}");
+            assert!(e["same"].as_u64().unwrap() > 0, "{name}: {report}");
+            let fields = if flags { "5-tuple+flags" } else { "5-tuple" };
+            assert_eq!(report["fields"], fields);
+            if !flags {
+                let rules = sample(&format!("{name}.rules"));
+                let trace = sample(&format!("{name}.trace"));
+                assert_eq!(got, reference(&rules, &trace), "{name}");
+            }
+        }
+    }
+}
+
+/// Filters 1 and 2 of acl-flags.rules have the same 5-tuple; filter 1
+/// requires flags 0x1000/0x1000 (one 32-bit value, 0x10001000), filter 2
+/// any flags. trace_generator drew headers from filter 2 (index 1) with
+/// its flags at a corner of the whole range, 0 or 4294967295, neither of
+/// which is filter 1's value. On the 5-tuple filter 1 answers them; with
+/// --match-flags filter 2 does. Headers from filter 1 carry its value and
+/// are filter 1's either way.
+#[test]
+fn match_flags_is_classbench_sixth_dimension() {
+    let from = drawn_from("acl-flags");
+    let (_, five) = run_sample("acl-flags", &[]);
+    let (_, six) = run_sample("acl-flags", &["--match-flags"]);
+    let (mut from_1, mut from_2) = (0, 0);
+    for (i, &f) in from.iter().enumerate() {
+        match f {
+            0 => {
+                from_1 += 1;
+                assert_eq!((five[i], six[i]), (1, 1), "header {}", i + 1);
+            }
+            1 => {
+                from_2 += 1;
+                assert_eq!((five[i], six[i]), (1, 2), "header {}", i + 1);
+            }
+            _ => {}
+        }
+    }
+    assert!(from_1 > 0 && from_2 > 0, "{from_1} {from_2}");
+    // A trace without the flags column cannot be compared on them.
+    let o = weir([
+        "classbench".as_ref(),
+        sample("acl-flags.rules").as_os_str(),
+        sample("acl-5tuple.trace").as_os_str(),
+        "--match-flags".as_ref(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("acl-5tuple.trace:1:1: --match-flags needs the flags column"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The filter# check counts a header's own filter (index + 1), an earlier
+/// one, and anything else, on a hand-made trace whose answers are plain.
+#[test]
+fn trace_filter_index_is_zero_based() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("r");
+    let trace = dir.path().join("t");
+    fs::write(
+        &rules,
+        "@10.0.0.0/8\t0.0.0.0/0\t0 : 65535\t0 : 65535\t0x06/0xFF\t\n\
+         @0.0.0.0/0\t0.0.0.0/0\t0 : 65535\t0 : 65535\t0x06/0xFF\t\n",
+    )
+    .unwrap();
+    // 10.0.0.1 tcp: filter 1. 11.0.0.1 tcp: filter 2. udp: none.
+    fs::write(
+        &trace,
+        "167772161\t1\t2\t3\t6\t0\n\
+         184549377\t1\t2\t3\t6\t1\n\
+         167772161\t1\t2\t3\t6\t1\n\
+         184549377\t1\t2\t3\t6\t0\n\
+         184549377\t1\t2\t3\t17\t1\n\
+         167772161\t1\t2\t3\t6\t2\n\
+         167772161\t1\t2\t3\t6\n",
+    )
+    .unwrap();
+    let run = |json: bool| {
+        let mut args = vec![
+            "classbench".as_ref(),
+            rules.as_os_str(),
+            trace.as_os_str(),
+            "--iter".as_ref(),
+            "1".as_ref(),
+        ];
+        if json {
+            args.push("--json".as_ref());
+        }
+        stdout(&weir_ok(args))
+    };
+    let report: serde_json::Value = serde_json::from_str(&run(true)).unwrap();
+    let e = &report["expected"];
+    assert_eq!(
+        (
+            &e["checked"],
+            &e["same"],
+            &e["earlier"],
+            &e["contradicting"]
+        ),
+        (
+            &serde_json::json!(6),
+            &serde_json::json!(2),
+            &serde_json::json!(1),
+            &serde_json::json!(3)
+        ),
+        "{report}"
+    );
+    let table = run(false);
+    assert!(
+        table.contains(
+            "trace filter#    6 checked: 2 answered by their own filter, 1 by an earlier one, 3 contradicting"
+        ),
+        "{table}"
+    );
+}
+
 #[test]
 fn bad_files_exit_2_with_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
@@ -183,7 +358,9 @@ fn import_output_checks_clean() {
 }
 
 /// DPDK's rte_acl (through its test-acl app) answers every header as weir
-/// does. 0-based rule indices there, u32::MAX for no match.
+/// does, on generated sets and on the generator-format samples (flags and
+/// extra fields in the rules, the flags column in the trace: test-acl
+/// reads the 5-tuple). 0-based rule indices there, u32::MAX for no match.
 #[test]
 fn dpdk_test_acl_agrees() {
     let Some(acl) = which("dpdk-test-acl") else {
@@ -194,8 +371,17 @@ fn dpdk_test_acl_agrees() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
+    let mut pairs = Vec::new();
     for kind in ["acl", "fw", "ipc"] {
-        let (rules, trace) = gen(dir.path(), kind, 500, 6, 3000);
+        pairs.push(gen(dir.path(), kind, 500, 6, 3000));
+    }
+    for name in ["acl-flags", "acl-5tuple", "acl-extra"] {
+        pairs.push((
+            sample(&format!("{name}.rules")),
+            sample(&format!("{name}.trace")),
+        ));
+    }
+    for (rules, trace) in pairs {
         let out = dir.path().join("answers");
         weir_ok([
             "classbench".as_ref(),
@@ -206,6 +392,8 @@ fn dpdk_test_acl_agrees() {
             "--iter".as_ref(),
             "1".as_ref(),
         ]);
+        let want = answers(&out);
+        let filters = fs::read_to_string(&rules).unwrap().lines().count();
         let o = Command::new(&acl)
             .args(["--no-huge", "--no-pci", "-l", "0", "--log-level=error"])
             // Own run-time files: another DPDK process (a benchmark) may
@@ -214,12 +402,10 @@ fn dpdk_test_acl_agrees() {
             .arg("--")
             .arg(format!("--rulesf={}", rules.display()))
             .arg(format!("--tracef={}", trace.display()))
-            .args([
-                "--iter=1",
-                "--verbose=2",
-                "--rulenum=500",
-                "--tracenum=3000",
-            ])
+            .arg("--iter=1")
+            .arg("--verbose=2")
+            .arg(format!("--rulenum={filters}"))
+            .arg(format!("--tracenum={}", want.len()))
             .output()
             .expect("run dpdk-test-acl");
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -231,7 +417,7 @@ fn dpdk_test_acl_agrees() {
                 r.wrapping_add(1)
             })
             .collect();
-        assert_eq!(dpdk, answers(&out), "{kind}");
+        assert_eq!(dpdk, want, "{}", rules.display());
     }
 }
 

@@ -1,9 +1,12 @@
 //! ppp filter files: each file in tests/ppp/NAME.ppp against its hand
 //! translation NAME.rules over the whole corpus (same deciding rule, same
 //! verdict, packet by packet); ppp's LogFILTER lines against a golden file;
-//! the command line's handling of ppp files and their errors.
+//! FreeBSD's ppp.conf.sample loaded as it is and deciding crafted packets
+//! as filter.c does; the command line's handling of ppp files, ppp.conf
+//! labels, host names and their errors.
 //!
-//! `WEIR_BLESS=1 cargo test -p weir --test ppp` rewrites tests/ppp/filter.log.
+//! `WEIR_BLESS=1 cargo test -p weir --test ppp` rewrites tests/ppp/filter.log
+//! and tests/ppp/ppp.conf.sample.canonical.
 
 mod common;
 
@@ -25,6 +28,9 @@ fn bindings() -> Bindings {
         hisaddr: Some("10.0.0.81".parse().unwrap()),
         dns0: Some("192.168.1.1".parse().unwrap()),
         dns1: Some("10.0.0.1".parse().unwrap()),
+        myaddr6: Some("10::1".parse().unwrap()),
+        hisaddr6: Some("10::2".parse().unwrap()),
+        hosts: [("gate".to_owned(), "131.151.1.59".parse().unwrap())].into(),
     }
 }
 
@@ -41,7 +47,9 @@ const BIND_FLAGS: [&str; 8] = [
 
 fn ppp_program(name: &str, set: FilterSet, names: &Names) -> Program {
     let text = fs::read_to_string(dir().join(format!("{name}.ppp"))).unwrap();
-    let filters = ppp::parse(&text).unwrap_or_else(|e| panic!("{name}.ppp: {e:?}"));
+    let filters = ppp::parse(&text, names)
+        .unwrap_or_else(|e| panic!("{name}.ppp: {e:?}"))
+        .filters;
     let t = ppp::translate(&filters, set, &bindings(), names)
         .unwrap_or_else(|e| panic!("{name}.ppp: {e:?}"));
     compile(&t.ruleset, names, &CompileOptions::default())
@@ -125,6 +133,17 @@ fn set_out_matches_its_hand_translation() {
 fn set_dial_matches_its_hand_translation() {
     let taken = differential("dial", FilterSet::Dial);
     assert_decided_by(&taken, &[1, 100, 200, 300, 400, 500, 4100]);
+}
+
+#[test]
+fn set_in_with_other_forms_matches_its_hand_translation() {
+    let taken = differential("forms", FilterSet::In);
+    assert_decided_by(
+        &taken,
+        &[
+            1, 200, 300, 400, 600, 800, 900, 1000, 1100, 1200, 1300, 4100,
+        ],
+    );
 }
 
 #[test]
@@ -243,6 +262,20 @@ fn cli_reads_ppp_files_and_reports_their_errors() {
         stderr(&out)
     );
 
+    // --label is for a ppp.conf.
+    let out = weir([
+        "check".as_ref(),
+        inp.as_os_str(),
+        "--label".as_ref(),
+        "isp".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--label is for ppp.conf files"),
+        "{}",
+        stderr(&out)
+    );
+
     // A parse error, and --syntax ppp on a file that autodetects as ipfw.
     let bad = tmp.path().join("bad.ppp");
     fs::write(&bad, "set filter in 0 permit\nset filter in 40 deny\n").unwrap();
@@ -261,7 +294,7 @@ fn cli_reads_ppp_files_and_reports_their_errors() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("in.rules:4:1: a ppp command other than 'set filter'"),
+        stderr(&out).contains("in.rules:7:1: a ppp command other than 'set filter'"),
         "{}",
         stderr(&out)
     );
@@ -300,4 +333,317 @@ fn cli_reads_ppp_files_and_reports_their_errors() {
         "{}",
         stdout(&out)
     );
+}
+
+// ---- ppp.conf.sample: FreeBSD's own filters -------------------------------
+
+fn sample() -> PathBuf {
+    dir().join("ppp.conf.sample")
+}
+
+/// The `set filter` lines of one label's section, counted from the file's
+/// text by hand (indented lines between the label and the next label).
+fn lines_in_section(text: &str, label: &str) -> Vec<String> {
+    let mut inside = false;
+    let mut out = Vec::new();
+    for l in text.lines() {
+        if !l.starts_with([' ', '\t', '#']) && !l.is_empty() {
+            inside = l == format!("{label}:");
+        } else if inside && l.trim_start().starts_with("set filter ") {
+            out.push(l.trim().to_owned());
+        }
+    }
+    out
+}
+
+/// Every `set filter` line of every section of FreeBSD's sample loads, with
+/// no notes, and each set prints back in canonical form (and that form
+/// reads back the same).
+#[test]
+fn ppp_conf_sample_loads_every_filter_line() {
+    let text = fs::read_to_string(sample()).unwrap();
+    let names = Names::default();
+    assert_eq!(ppp::detect(&text), Some(ppp::Format::Conf));
+    assert_eq!(ppp::conf_labels(&text), ["dodgy", "dodgynet"]);
+    let mut canonical = String::new();
+    for label in ["dodgy", "dodgynet"] {
+        let lines = lines_in_section(&text, label);
+        let loaded = ppp::parse_conf(&text, label, &names).unwrap();
+        assert!(loaded.notes.is_empty(), "{label}: {:?}", loaded.notes);
+        let rules: usize = FilterSet::ALL
+            .iter()
+            .map(|s| loaded.filters.rules(*s).count())
+            .sum();
+        assert_eq!(rules, lines.len(), "{label}: one rule per line");
+        for set in FilterSet::ALL {
+            let want = lines
+                .iter()
+                .filter(|l| l.split_whitespace().nth(2) == Some(set.word()))
+                .count();
+            assert_eq!(loaded.filters.rules(set).count(), want, "{label} {set:?}");
+            assert!(want > 0, "{label} has every set");
+        }
+        let printed = ppp::print(&loaded.filters);
+        let again = ppp::parse(&printed, &names).unwrap().filters;
+        assert_eq!(again, loaded.filters, "{label}: canonical form reads back");
+        canonical += &format!("# {label}\n{printed}");
+    }
+    let golden = dir().join("ppp.conf.sample.canonical");
+    if std::env::var_os("WEIR_BLESS").is_some() {
+        fs::write(&golden, &canonical).unwrap();
+    }
+    assert_eq!(
+        canonical,
+        fs::read_to_string(&golden).expect("WEIR_BLESS=1 writes it"),
+        "canonical form differs from tests/ppp/ppp.conf.sample.canonical"
+    );
+}
+
+/// A raw IPv4 ICMP message of this type.
+fn icmp(src: [u8; 4], dst: [u8; 4], ty: u8) -> Vec<u8> {
+    ipv4(src, dst, 1, u16::from(ty) << 8, 0, 0)
+}
+
+/// The same packet as a later fragment (offset 1480 bytes).
+fn later_fragment(mut p: Vec<u8>) -> Vec<u8> {
+    p[6] = 0;
+    p[7] = 185;
+    p
+}
+
+const SYN: u8 = 0x02;
+const ACK: u8 = 0x10;
+const FIN: u8 = 0x01;
+const RST: u8 = 0x04;
+
+/// What ppp's FilterCheck does with one packet: the rule that decides it
+/// (None: the implicit deny; Some(FRAG): the later-fragment test) and
+/// whether it passes.
+type Outcome = (Option<u8>, bool);
+const FRAG: u8 = 255;
+
+fn decide_sample(label: &str, set: FilterSet, packet: &[u8]) -> Outcome {
+    let names = Names::default();
+    let text = fs::read_to_string(sample()).unwrap();
+    let filters = ppp::parse_conf(&text, label, &names).unwrap().filters;
+    let bind = Bindings {
+        myaddr: Some("10.0.0.1".parse().unwrap()),
+        ..Bindings::default()
+    };
+    let t = ppp::translate(&filters, set, &bind, &names).unwrap();
+    let mut e = Engine::new(compile(&t.ruleset, &names, &CompileOptions::default()).unwrap());
+    let p = decode(weir_wire::LinkType::RAW, packet, packet.len() as u32);
+    let d = e.decide(&p);
+    let number = e.program.rules[d.rule.expect("a rule decides")].number;
+    let role = match ppp::role_of(number) {
+        ppp::Role::Rule(n) => Some(n),
+        ppp::Role::Fragment => Some(FRAG),
+        ppp::Role::ImplicitDeny => None,
+    };
+    (role, d.verdict == weir_engine::Verdict::Pass)
+}
+
+/// The sample's sets decide crafted packets as FilterCheck does. Each
+/// expectation is worked out from filter.c/ip.c by hand: first match in
+/// rule order, `N` jumps to rule N, `!` takes the action when the rule
+/// does not match, `estab` is ACK set, `finrst` FIN or RST set, ICMP
+/// `src eq T` the type, no match the implicit deny, later fragments
+/// permitted on in/out and denied on dial/alive before any rule.
+#[test]
+fn ppp_conf_sample_decides_as_filter_c() {
+    use FilterSet::*;
+    let me = [10, 0, 0, 1];
+    let far = [198, 51, 100, 7];
+    let work = [192, 244, 191, 5];
+    let (lan, lan36, lan118, lan10) = (
+        [172, 17, 16, 5],
+        [172, 17, 36, 1],
+        [172, 17, 118, 9],
+        [10, 123, 5, 9],
+    );
+    let (peer, gw) = ([172, 17, 20, 248], [172, 17, 20, 247]);
+    #[rustfmt::skip]
+    let cases: Vec<(&str, FilterSet, Vec<u8>, Outcome)> = vec![
+        // dodgy: what keeps the link alive.
+        ("dodgy", Alive, ipv4(me, far, 17, 520, 520, 0), (Some(0), false)),
+        ("dodgy", Alive, ipv4(far, me, 17, 1000, 520, 0), (Some(1), false)),
+        ("dodgy", Alive, ipv4(far, me, 6, 139, 4000, ACK), (Some(6), false)),
+        ("dodgy", Alive, ipv4(far, me, 17, 5000, 138, 0), (Some(8), false)),
+        ("dodgy", Alive, icmp(far, me, 8), (Some(10), false)),
+        ("dodgy", Alive, icmp(me, far, 8), (Some(11), true)),
+        ("dodgy", Alive, ipv4(me, far, 6, 40000, 80, ACK), (Some(11), true)),
+        ("dodgy", Alive, later_fragment(ipv4(me, far, 17, 1, 2, 0)), (Some(FRAG), false)),
+        // dodgy: what may dial.
+        ("dodgy", Dial, ipv4(me, far, 17, 513, 513, 0), (Some(0), false)),
+        ("dodgy", Dial, ipv4(me, far, 17, 5000, 137, 0), (Some(5), false)),
+        ("dodgy", Dial, ipv4(me, far, 6, 40000, 139, SYN), (Some(7), false)),
+        ("dodgy", Dial, ipv4(me, far, 6, 40000, 80, ACK | FIN), (Some(8), false)),
+        ("dodgy", Dial, ipv4(me, far, 6, 40000, 80, RST), (Some(8), false)),
+        ("dodgy", Dial, ipv4(me, far, 6, 40000, 80, SYN), (Some(9), true)),
+        ("dodgy", Dial, later_fragment(ipv4(me, far, 6, 1, 2, 0)), (Some(FRAG), false)),
+        // dodgy: in and out once the line is up.
+        ("dodgy", In, ipv4(far, me, 6, 40000, 113, SYN), (Some(0), true)),
+        ("dodgy", In, ipv4(far, me, 6, 23, 40000, ACK), (Some(1), true)),
+        ("dodgy", In, ipv4(far, me, 6, 23, 40000, SYN), (None, false)),
+        ("dodgy", In, ipv4(far, me, 6, 20, 2000, SYN), (Some(3), true)),
+        ("dodgy", In, ipv4(far, me, 6, 20, 1023, SYN), (None, false)),
+        ("dodgy", In, ipv4(far, me, 17, 53, 3000, 0), (Some(4), true)),
+        ("dodgy", In, ipv4(work, me, 17, 9, 9, 0), (Some(5), true)),
+        ("dodgy", In, icmp(far, me, 0), (Some(6), true)),
+        ("dodgy", In, ipv4(far, me, 17, 3000, 33434, 0), (Some(7), true)),
+        ("dodgy", In, ipv4(far, me, 17, 3000, 33433, 0), (None, false)),
+        ("dodgy", In, later_fragment(ipv4(far, me, 17, 1, 2, 0)), (Some(FRAG), true)),
+        ("dodgy", Out, ipv4(me, far, 6, 113, 40000, ACK), (Some(0), true)),
+        ("dodgy", Out, ipv4(me, far, 6, 40000, 23, SYN), (Some(1), true)),
+        ("dodgy", Out, ipv4(me, work, 6, 40000, 443, SYN), (Some(5), true)),
+        ("dodgy", Out, ipv4(me, far, 6, 40000, 443, SYN), (None, false)),
+        // dodgynet: dial only for some services, and only to the peer.
+        ("dodgynet", Dial, ipv4(lan, peer, 6, 1234, 80, SYN), (Some(7), true)),
+        ("dodgynet", Dial, ipv4(lan36, peer, 6, 1234, 513, SYN), (Some(8), true)),
+        ("dodgynet", Dial, ipv4(lan10, peer, 6, 1234, 23, SYN), (Some(10), true)),
+        ("dodgynet", Dial, ipv4(lan118, peer, 6, 1234, 4000, SYN), (Some(9), true)),
+        ("dodgynet", Dial, ipv4(lan, peer, 6, 1234, 22, SYN), (Some(6), false)),
+        ("dodgynet", Dial, ipv4(lan, peer, 17, 1234, 53, 0), (Some(6), false)),
+        ("dodgynet", Dial, ipv4([192, 168, 1, 1], peer, 6, 1234, 80, SYN), (None, false)),
+        ("dodgynet", Dial, ipv4(lan, far, 6, 1234, 80, SYN), (None, false)),
+        // dodgynet: out to the peer from the local subnets.
+        ("dodgynet", Out, ipv4(lan, peer, 6, 1234, 80, SYN), (Some(5), true)),
+        ("dodgynet", Out, ipv4(lan10, peer, 6, 1234, 22, ACK), (Some(4), true)),
+        ("dodgynet", Out, ipv4(lan10, peer, 6, 1234, 22, SYN), (None, false)),
+        ("dodgynet", Out, ipv4([192, 168, 9, 9], peer, 6, 1234, 80, SYN), (Some(3), false)),
+        ("dodgynet", Out, icmp(lan, peer, 8), (Some(12), true)),
+        ("dodgynet", Out, ipv4(lan, peer, 17, 1234, 53, 0), (None, false)),
+        // dodgynet: in from the peer.
+        ("dodgynet", In, ipv4(peer, lan, 6, 80, 1234, ACK), (Some(4), true)),
+        ("dodgynet", In, ipv4(peer, lan, 6, 20, 2000, SYN), (Some(5), true)),
+        ("dodgynet", In, icmp(peer, lan, 3), (Some(6), true)),
+        ("dodgynet", In, icmp(peer, lan, 12), (Some(9), true)),
+        ("dodgynet", In, icmp(peer, lan, 0), (Some(10), true)),
+        ("dodgynet", In, icmp(peer, gw, 8), (Some(11), true)),
+        ("dodgynet", In, icmp(peer, lan, 8), (None, false)),
+        ("dodgynet", In, ipv4([8, 8, 8, 8], lan, 6, 80, 1234, ACK), (Some(3), false)),
+        // dodgynet: any tcp keeps the link alive, nothing else.
+        ("dodgynet", Alive, ipv4(far, lan, 6, 1, 2, 0), (Some(0), true)),
+        ("dodgynet", Alive, ipv4(far, lan, 17, 1, 2, 0), (None, false)),
+    ];
+    for (label, set, packet, want) in cases {
+        assert_eq!(
+            decide_sample(label, set, &packet),
+            want,
+            "{label} {set:?} {packet:02x?}"
+        );
+    }
+}
+
+/// The CLI reads the sample as it is: `check` checks every label with
+/// filters, `run` one label's set.
+#[test]
+fn cli_reads_ppp_conf_sample() {
+    let s = sample();
+    let out = weir_ok([
+        "check".as_ref(),
+        s.as_os_str(),
+        "--myaddr".as_ref(),
+        "10.0.0.1".as_ref(),
+    ]);
+    let err = stderr(&out);
+    for l in ["dodgy", "dodgynet"] {
+        for set in ["in", "out", "dial", "alive"] {
+            assert!(
+                err.contains(&format!("ppp.conf.sample ({l}, set filter {set}): ")),
+                "{err}"
+            );
+        }
+    }
+    assert!(!err.contains("note:"), "{err}");
+    // dodgy's alive set names MYADDR.
+    let out = weir(["check".as_ref(), s.as_os_str()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("ppp.conf.sample:282:34: MYADDR used but --myaddr not given"),
+        "{}",
+        stderr(&out)
+    );
+    // run needs the label, and says which have filters.
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = gen_trace(tmp.path(), "t.pcap", 200, 5);
+    let out = weir([
+        "run".as_ref(),
+        s.as_os_str(),
+        "--filter-set".as_ref(),
+        "dial".as_ref(),
+        "-r".as_ref(),
+        trace.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--label NAME (labels with filters: dodgy, dodgynet)"),
+        "{}",
+        stderr(&out)
+    );
+    let out = weir_ok([
+        "run".as_ref(),
+        s.as_os_str(),
+        "--label".as_ref(),
+        "dodgynet".as_ref(),
+        "--filter-set".as_ref(),
+        "dial".as_ref(),
+        "-r".as_ref(),
+        trace.as_os_str(),
+    ]);
+    assert!(stderr(&out).contains("200 packets"), "{}", stderr(&out));
+}
+
+/// Host names resolve once, at load: from a hosts(5) file given with
+/// --hosts (no DNS), or the system resolver (`localhost`, from
+/// /etc/hosts); a name that does not resolve is a file:line:col error.
+#[test]
+fn host_names_resolve_at_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rules = tmp.path().join("hosts.ppp");
+    fs::write(
+        &rules,
+        "set filter in 0 deny gateway any udp\nset filter in 1 permit localhost/8 any\n",
+    )
+    .unwrap();
+    let hosts = tmp.path().join("hosts");
+    fs::write(
+        &hosts,
+        "# test hosts\n10.1.0.1 gateway gw\n127.0.0.1 localhost\n",
+    )
+    .unwrap();
+    let packets = [
+        (1, ipv4([10, 1, 0, 1], [10, 9, 9, 9], 17, 1, 2, 0)),
+        (2, ipv4([127, 3, 4, 5], [10, 9, 9, 9], 17, 1, 2, 0)),
+        (3, ipv4([10, 1, 0, 2], [10, 9, 9, 9], 17, 1, 2, 0)),
+    ];
+    let trace = write_trace(tmp.path(), "h.pcap", &packets);
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--filter-set", "in"];
+        args.extend(extra);
+        run_verdicts(&rules, &trace, &args)
+    };
+    let out = run(&["--hosts", hosts.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = parse_verdicts(&stdout(&out));
+    let rules_hit: Vec<Option<u32>> = v.iter().map(|l| l.rule).collect();
+    assert_eq!(
+        rules_hit,
+        [Some(100), Some(200), Some(4100)],
+        "{}",
+        stdout(&out)
+    );
+    // The system resolver knows localhost; the file's gateway it does not.
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("hosts.ppp:1:22: host name 'gateway' did not resolve to an IPv4 address"),
+        "{err}"
+    );
+    fs::write(&rules, "set filter in 0 permit localhost any\n").unwrap();
+    let out = run(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = parse_verdicts(&stdout(&out));
+    assert_eq!(v[0].rule, Some(4100), "127.3.4.5 is not localhost/32");
 }
