@@ -446,8 +446,14 @@ fn metrics_serve_prometheus_counters() {
     let start = Instant::now();
     let text = loop {
         let reply = scrape(&net, &addr);
-        assert!(reply.starts_with("HTTP/1.0 200 OK\r\n"), "{reply}");
-        let body = reply.split("\r\n\r\n").nth(1).unwrap().to_owned();
+        let (head, body) = reply.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.0 200 OK\r\n"), "{reply}");
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("\r\ncontent-type: text/plain; version=0.0.4; charset=utf-8"),
+            "{head}"
+        );
+        let body = body.to_owned();
         if metric(
             &body,
             "weir_rule_packets_total{rule=\"300\",action=\"deny\"}",
@@ -496,8 +502,40 @@ fn metrics_serve_prometheus_counters() {
         metric(&text, "weir_states_refused_total{reason=\"full\"}"),
         Some(0)
     );
+    promtool_check(&text);
     let (json, _) = weir.stop();
     assert_eq!(rule_packets(&json, 300), 50);
+}
+
+/// `promtool check metrics` finds nothing to say about `text` (skipped,
+/// loudly, where Debian's prometheus package is not installed).
+fn promtool_check(text: &str) {
+    let Ok(mut child) = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    else {
+        eprintln!(
+            "*** SKIPPED promtool check: promtool is not on PATH (apt-get install prometheus) ***"
+        );
+        return;
+    };
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+        "promtool check metrics: {}\n{}{}\n--- the text:\n{text}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
