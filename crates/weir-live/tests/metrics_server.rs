@@ -285,3 +285,76 @@ fn scrapes_stay_fast_while_slow_and_hostile_clients_hold_on() {
         ms(max)
     );
 }
+
+/// A real Prometheus (Debian's `prometheus`) scrapes the server every
+/// second and stores what it read: the query API returns rule 100's count.
+#[test]
+fn prometheus_scrapes_it() {
+    let Some(prometheus) = hostile::on_path("prometheus") else {
+        eprintln!(
+            "\n!!!!!!!! SKIPPED prometheus_scrapes_it: prometheus is not on PATH; \
+             install it (apt-get install prometheus) !!!!!!!!\n"
+        );
+        return;
+    };
+    let m = server(Limits::default());
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global: {{scrape_interval: 1s, scrape_timeout: 1s}}\n\
+             scrape_configs:\n  - job_name: weir\n    static_configs:\n      \
+             - targets: [\"{}\"]\n",
+            m.local_addr()
+        ),
+    )
+    .unwrap();
+    // Prometheus cannot report a port it chose; take a free one.
+    let web = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let log = std::fs::File::create(dir.path().join("log")).unwrap();
+    let _running = Killed(
+        Command::new(prometheus)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address={web}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
+    let query =
+        b"GET /api/v1/query?query=weir_rule_packets_total%7Brule%3D%22100%22%7D HTTP/1.0\r\n\r\n";
+    let start = Instant::now();
+    loop {
+        let answer = hostile::exchange(web, query).map(|r| r.body);
+        if let Ok(body) = &answer {
+            if body.contains("\"action\":\"allow\"") {
+                assert!(body.contains(",\"1\"]"), "{body}");
+                break;
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "Prometheus stored nothing from weir in 60 s; last answer {answer:?}; log:\n{}",
+            std::fs::read_to_string(dir.path().join("log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
