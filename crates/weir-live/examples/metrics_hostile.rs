@@ -7,15 +7,20 @@
 //! Ethernet frames, looped) with the ruleset in batches of 64 and, between
 //! batches, publishes a snapshot every 100 ms as `weir inline` does; the
 //! metrics server runs beside it and a scraper asks every 100 ms. Each
-//! round has a quiet phase and an attack phase (100 slow clients, 10
-//! garbage senders; tests/hostile), SECONDS each, in alternating order.
-//! Printed per phase: verdicts per second of the packet thread, and the
-//! scrape latency; then the medians over rounds and their ratio.
+//! round has three phases of SECONDS, in rotating order: quiet; an attack
+//! on the server (100 slow clients, 10 garbage senders; tests/hostile);
+//! and the same attack on a sink that is not weir's server (the control:
+//! what the attack's traffic alone costs the machine).
+//! Printed per phase: verdicts per second of the packet thread, the share
+//! of the time it was on a CPU and its verdicts per CPU-second (from
+//! /proc/self/task/TID/schedstat), and the scrape latency; then the medians
+//! over rounds and their ratios. The server slows the packet path only by
+//! as much as "attack weir" falls below "attack a sink".
 //!
 //! `--pin` puts the packet thread on CPU 0 and everything else (server,
-//! clients, scraper) on CPU 1: what is left is the server's effect on the
-//! packet path through shared state (the lock, caches), not the CPU time
-//! the attackers take from a 2-core machine.
+//! clients, scraper) on CPU 1, so the attackers cannot take the packet
+//! thread's CPU; on a machine shared with other work the scheduler moves
+//! that work onto CPU 0 instead, so pin only on a machine of your own.
 
 #[path = "../tests/hostile/mod.rs"]
 mod hostile;
@@ -63,75 +68,160 @@ fn main() {
     let done = Arc::new(AtomicBool::new(false));
     let packets = {
         let (decided, done) = (Arc::clone(&decided), Arc::clone(&done));
-        std::thread::spawn(move || {
-            if pinned {
-                pin(0);
-            }
-            let mut engine = engine;
-            let mut n = 0u64;
-            while !done.load(Ordering::Relaxed) {
-                for batch in frames.chunks(BATCH) {
-                    for f in batch {
-                        let p = decode(LinkType::ETHERNET, f, f.len() as u32);
-                        std::hint::black_box(engine.decide(&p));
-                    }
-                    n += batch.len() as u64;
-                    decided.store(n, Ordering::Relaxed);
-                    metrics.publish_every(PUBLISH_INTERVAL, &engine, Vec::new);
+        std::thread::Builder::new()
+            .name(PACKET_THREAD.into())
+            .spawn(move || {
+                if pinned {
+                    pin(0);
                 }
-            }
-        })
+                let mut engine = engine;
+                let mut n = 0u64;
+                while !done.load(Ordering::Relaxed) {
+                    for batch in frames.chunks(BATCH) {
+                        for f in batch {
+                            let p = decode(LinkType::ETHERNET, f, f.len() as u32);
+                            std::hint::black_box(engine.decide(&p));
+                        }
+                        n += batch.len() as u64;
+                        decided.store(n, Ordering::Relaxed);
+                        metrics.publish_every(PUBLISH_INTERVAL, &engine, Vec::new);
+                    }
+                }
+            })
+            .expect("packet thread")
     };
+    let cpu = ThreadCpu::find(PACKET_THREAD);
     let scraper = Scraper::start(addr);
+    let sink = sink();
 
     println!(
-        "{} rules, {FRAMES} frames looped, {secs} s per phase, {rounds} rounds, {}",
-        rule_count,
+        "{rule_count} rules, {FRAMES} frames looped, {secs} s per phase, {rounds} rounds, {}",
         if pinned {
             "packet thread on CPU 0, server and clients on CPU 1"
         } else {
             "not pinned"
         }
     );
-    let (mut quiet, mut attacked) = (Vec::new(), Vec::new());
+    let mut results: [Vec<Measured>; 3] = Default::default();
     for round in 0..rounds {
-        for attack in [round % 2 == 1, round % 2 == 0] {
-            let clients = attack.then(|| {
-                let a = hostile::Attack::start(addr, 100, 10);
+        // Each round in another order, so a drift in the machine's load
+        // does not favour one phase.
+        for k in 0..3 {
+            let phase = (round + k) % 3;
+            let target = [None, Some(addr), Some(sink)][phase];
+            let clients = target.map(|to| {
+                let a = hostile::Attack::start(to, 100, 10);
                 a.wait_until_busy();
                 a
             });
             scraper.take();
-            let (c0, t0) = (decided.load(Ordering::Relaxed), Instant::now());
+            let (c0, t0, u0) = (decided.load(Ordering::Relaxed), Instant::now(), cpu.ns());
             std::thread::sleep(Duration::from_secs_f64(secs));
-            let (c1, t1) = (decided.load(Ordering::Relaxed), Instant::now());
-            let rate = (c1 - c0) as f64 / (t1 - t0).as_secs_f64();
+            let (c1, t1, u1) = (decided.load(Ordering::Relaxed), Instant::now(), cpu.ns());
+            let wall = (t1 - t0).as_secs_f64();
+            let rate = (c1 - c0) as f64 / wall;
+            let on_cpu = (u1 - u0) as f64 / 1e9;
+            let per_cpu_second = (c1 - c0) as f64 / on_cpu;
             let lat = scraper.take();
             let report = clients.map(|a| a.stop());
             println!(
-                "round {} {:6} {:>12} verdicts/s   scrapes {}{}",
+                "round {} {:13} {:>11} verdicts/s  on CPU {:3.0}%  {:>11} per CPU-second   scrapes {}{}",
                 round + 1,
-                if attack { "attack" } else { "quiet" },
+                PHASES[phase],
                 thousands(rate),
+                100.0 * on_cpu / wall,
+                thousands(per_cpu_second),
                 lat,
                 report.map(|r| format!("   ({r})")).unwrap_or_default()
             );
-            if attack {
-                attacked.push(rate);
-            } else {
-                quiet.push(rate);
-            }
+            results[phase].push(Measured {
+                per_second: rate,
+                per_cpu_second,
+            });
         }
     }
     done.store(true, Ordering::Relaxed);
     packets.join().expect("packet thread");
-    let (q, a) = (median(&mut quiet), median(&mut attacked));
-    println!(
-        "median verdicts/s: quiet {}, attack {}; attack / quiet {:.3}",
-        thousands(q),
-        thousands(a),
-        a / q
+    let medians = |f: fn(&Measured) -> f64| {
+        results
+            .each_ref()
+            .map(|r| median(r.iter().map(f).collect()))
+    };
+    print_medians("verdicts/s", medians(|m| m.per_second));
+    print_medians(
+        "verdicts per CPU-second of the packet thread",
+        medians(|m| m.per_cpu_second),
     );
+}
+
+struct Measured {
+    per_second: f64,
+    per_cpu_second: f64,
+}
+
+fn print_medians(what: &str, [quiet, weir, sink]: [f64; 3]) {
+    println!(
+        "median {what}: {} {}, {} {}, {} {}; attack on weir / quiet {:.3}, \
+         attack on weir / attack on the sink {:.3}",
+        PHASES[0],
+        thousands(quiet),
+        PHASES[1],
+        thousands(weir),
+        PHASES[2],
+        thousands(sink),
+        weir / quiet,
+        weir / sink
+    );
+}
+
+const PHASES: [&str; 3] = ["quiet", "attack weir", "attack a sink"];
+
+/// The control: a listener that takes the same attack but is not weir's
+/// server (each connection: accepted, read once without waiting, closed).
+fn sink() -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("sink");
+    let addr = listener.local_addr().expect("sink address");
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 8192];
+        for mut s in listener.incoming().flatten() {
+            let _ = s.set_nonblocking(true);
+            let _ = std::io::Read::read(&mut s, &mut buf);
+        }
+    });
+    addr
+}
+
+const PACKET_THREAD: &str = "weir-packets";
+
+/// A thread's CPU time from /proc (read from outside: the packet thread
+/// makes no extra system call).
+struct ThreadCpu(std::path::PathBuf);
+
+impl ThreadCpu {
+    fn find(name: &str) -> ThreadCpu {
+        let start = Instant::now();
+        loop {
+            for task in std::fs::read_dir("/proc/self/task")
+                .expect("/proc")
+                .flatten()
+            {
+                let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+                if comm.trim_end() == name {
+                    return ThreadCpu(task.path().join("schedstat"));
+                }
+            }
+            assert!(start.elapsed() < Duration::from_secs(5), "no thread {name}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Nanoseconds on a CPU so far (schedstat's first field).
+    fn ns(&self) -> u64 {
+        std::fs::read_to_string(&self.0)
+            .ok()
+            .and_then(|s| s.split(' ').next()?.parse().ok())
+            .expect("schedstat")
+    }
 }
 
 /// Scrapes every 100 ms on its own thread, keeping each scrape's time.
@@ -170,7 +260,7 @@ impl Scraper {
     }
 }
 
-fn median(v: &mut [f64]) -> f64 {
+fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }

@@ -27,7 +27,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 
@@ -35,6 +35,8 @@ use tokio::task::JoinHandle;
 pub const MAX_REQUEST_BYTES: usize = 8192;
 /// The exposition format's media type (text format 0.0.4).
 pub const CONTENT_TYPE_0_0_4: &str = "text/plain; version=0.0.4; charset=utf-8";
+/// SO_RCVBUF of every connection (the kernel doubles it for its own use).
+const RECEIVE_BUFFER: u32 = 2 * MAX_REQUEST_BYTES as u32;
 /// A failed accept (say, out of file descriptors) waits this long before
 /// the next, so the server never spins.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
@@ -80,9 +82,6 @@ impl Server {
 
 /// Binds `addr` and answers scrapes from `source` on a thread of its own.
 pub fn serve(addr: SocketAddr, source: impl Source, limits: Limits) -> io::Result<Server> {
-    let listener = std::net::TcpListener::bind(addr)?;
-    listener.set_nonblocking(true)?;
-    let addr = listener.local_addr()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .max_blocking_threads(1)
@@ -91,14 +90,32 @@ pub fn serve(addr: SocketAddr, source: impl Source, limits: Limits) -> io::Resul
         .build()?;
     let listener = {
         let _in_runtime = runtime.enter();
-        TcpListener::from_std(listener)?
+        listen(addr)?
     };
+    let addr = listener.local_addr()?;
     let source: Shared = Arc::new(Mutex::new(source));
     runtime.spawn(accept_loop(listener, source, limits));
     Ok(Server {
         addr,
         _runtime: runtime,
     })
+}
+
+/// Binds with a receive buffer just over the largest request, which
+/// accepted sockets inherit. Without it Linux grows a loopback socket's
+/// buffer to `tcp_rmem`'s maximum (32 MiB here), so every garbage sender
+/// could park megabytes in the kernel before the server reads 8 KiB and
+/// hangs up.
+fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.set_recv_buffer_size(RECEIVE_BUFFER)?;
+    socket.bind(addr)?;
+    socket.listen(1024)
 }
 
 /// A source as the connections share it (they take turns on one thread).

@@ -149,7 +149,7 @@ impl Attack {
                 std::thread::spawn(move || {
                     let (first, chunk) = junk(i);
                     while !stop.load(Ordering::Relaxed) {
-                        let Ok(mut s) = TcpStream::connect(addr) else {
+                        let Ok(mut s) = connect_small(addr) else {
                             continue;
                         };
                         connections.fetch_add(1, Ordering::Relaxed);
@@ -200,6 +200,21 @@ impl Attack {
             garbage_bytes: self.bytes.load(Ordering::Relaxed),
         }
     }
+}
+
+/// A connection whose send buffer is small, so what a garbage client
+/// sends goes to the server instead of piling up in its own kernel buffer
+/// (Linux lets that grow to 4 MiB, all thrown away when the server hangs
+/// up: the client's memcpy, not an attack on the server).
+fn connect_small(addr: SocketAddr) -> io::Result<TcpStream> {
+    let s = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        None,
+    )?;
+    s.set_send_buffer_size(16 << 10)?;
+    s.connect(&addr.into())?;
+    Ok(s.into())
 }
 
 /// Garbage thread `i`'s opening bytes and what it repeats after them.
