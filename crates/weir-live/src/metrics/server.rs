@@ -211,6 +211,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn accepted_connections_keep_the_small_receive_buffer() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let _in_runtime = runtime.enter();
+        let listener = listen("127.0.0.1:0".parse().unwrap()).unwrap();
+        let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (accepted, _) = runtime.block_on(listener.accept()).unwrap();
+        let size = socket2::SockRef::from(&accepted)
+            .recv_buffer_size()
+            .unwrap();
+        // Linux reports twice what was set (the rest is its bookkeeping).
+        assert_eq!(size, 2 * RECEIVE_BUFFER as usize);
+    }
+
+    #[test]
     fn routes() {
         for (method, path, want) in [
             (Method::GET, "/metrics", Route::Metrics),
