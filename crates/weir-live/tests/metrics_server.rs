@@ -3,6 +3,7 @@
 //! scrape latency while slow and hostile clients hold the server.
 
 mod hostile;
+mod promtool;
 
 use hostile::{Attack, Reply};
 use std::io::{Read, Write};
@@ -161,11 +162,7 @@ fn one_connection_too_many_closes_the_oldest() {
 
 #[test]
 fn promtool_accepts_the_exposition() {
-    let Some(promtool) = hostile::on_path("promtool") else {
-        eprintln!(
-            "\n!!!!!!!! SKIPPED promtool_accepts_the_exposition: promtool is not on PATH; \
-             install it (apt-get install prometheus) !!!!!!!!\n"
-        );
+    let Some(promtool) = promtool::tool("promtool", "promtool_accepts_the_exposition") else {
         return;
     };
     let mut m = Metrics::serve("127.0.0.1:0".parse().unwrap()).unwrap();
@@ -209,28 +206,7 @@ fn promtool_accepts_the_exposition() {
     let r = send(m.local_addr(), b"GET /metrics HTTP/1.0\r\n\r\n");
     assert_eq!(r.status, 200);
     assert!(r.body.contains("weir_queue_waiting 0\n"), "{}", r.body);
-    let mut child = Command::new(promtool)
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(r.body.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
-        "promtool check metrics: {}\n{}{}\n--- the text:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-        r.body
-    );
+    promtool::promtool_check(&promtool, &r.body);
 }
 
 /// The issue's test: 100 clients that each sent half a request and wait,
@@ -290,11 +266,7 @@ fn scrapes_stay_fast_while_slow_and_hostile_clients_hold_on() {
 /// second and stores what it read: the query API returns rule 100's count.
 #[test]
 fn prometheus_scrapes_it() {
-    let Some(prometheus) = hostile::on_path("prometheus") else {
-        eprintln!(
-            "\n!!!!!!!! SKIPPED prometheus_scrapes_it: prometheus is not on PATH; \
-             install it (apt-get install prometheus) !!!!!!!!\n"
-        );
+    let Some(prometheus) = promtool::tool("prometheus", "prometheus_scrapes_it") else {
         return;
     };
     let m = server(Limits::default());

@@ -7,6 +7,8 @@
 //! when an assertion fails.
 
 mod common;
+#[path = "../../weir-live/tests/promtool/mod.rs"]
+mod promtool;
 
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -502,40 +504,11 @@ fn metrics_serve_prometheus_counters() {
         metric(&text, "weir_states_refused_total{reason=\"full\"}"),
         Some(0)
     );
-    promtool_check(&text);
+    if let Some(promtool) = promtool::tool("promtool", "the promtool check of inline's metrics") {
+        promtool::promtool_check(&promtool, &text);
+    }
     let (json, _) = weir.stop();
     assert_eq!(rule_packets(&json, 300), 50);
-}
-
-/// `promtool check metrics` finds nothing to say about `text` (skipped,
-/// loudly, where Debian's prometheus package is not installed).
-fn promtool_check(text: &str) {
-    let Ok(mut child) = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-    else {
-        eprintln!(
-            "*** SKIPPED promtool check: promtool is not on PATH (apt-get install prometheus) ***"
-        );
-        return;
-    };
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
-        "promtool check metrics: {}\n{}{}\n--- the text:\n{text}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 #[test]

@@ -8,7 +8,6 @@
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -86,13 +85,6 @@ pub fn closed_within(s: &TcpStream, wait: Duration) -> bool {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
         ),
     }
-}
-
-/// The executable `name` from PATH, if there is one.
-pub fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
 }
 
 /// Slow and garbage clients against one server, until stopped.
