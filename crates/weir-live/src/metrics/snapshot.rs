@@ -1,6 +1,13 @@
 //! What a scrape shows: the engine's counters and a source's own, copied
 //! from the packet thread ([`Snapshot::update`]) and rendered in the
 //! Prometheus text exposition format, version 0.0.4 ([`Snapshot::render`]).
+//!
+//! The rendering is written here, not taken from a crate: the official
+//! `prometheus-client` encodes OpenMetrics 1.0 (`# EOF`, its own media
+//! type), not 0.0.4, and both it and the `prometheus` crate keep live
+//! metrics in a registry, where weir has a copied snapshot to print. The
+//! 80 lines below are checked by `promtool check metrics` and by a real
+//! Prometheus scrape (tests/metrics_server.rs).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
