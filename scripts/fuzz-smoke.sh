@@ -106,10 +106,14 @@ printf '\x01\x00\x2a\x00\x00\x5e\x00\x01\x01\x02\x00\x00\x00\x00\x01\x08\x00\x45
 printf '\xd4\xc3\xb2\xa1\x02\x00\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x04\x00\xe4\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x14\x00\x00\x00\x14\x00\x00\x00\x45\x00\x00\x14\x00\x00\x00\x00\x40\x01\x00\x00\x7f\x00\x00\x01\x7f\x00\x00\x01' \
     >"$CORPUS/capture/builtin-pcap-ipv4"
 # nfqueue: a queued IPv4 UDP packet (selector 0, then the netlink message:
-# header, nfgenmsg, packet header, indev, payload) and an HTTP request.
+# header, nfgenmsg, packet header, indev, payload) and HTTP requests
+# (selector 1, then what a client sends the metrics server).
 printf '\x00\x48\x00\x00\x00\x00\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x0b\x00\x01\x00\x00\x00\x00\x2a\x08\x00\x02\x00\x08\x00\x05\x00\x00\x00\x00\x03\x20\x00\x0a\x00\x45\x00\x00\x1c\x00\x00\x40\x00\x40\x11\x00\x00\x0a\x00\x00\x01\x0a\x00\x00\x02\x04\xd2\x00\x35\x00\x08\x00\x00' \
     >"$CORPUS/nfqueue/builtin-udp"
 printf '\x01GET /metrics HTTP/1.0\r\n\r\n' >"$CORPUS/nfqueue/builtin-http"
+printf '\x01HEAD /metrics?x=1 HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n' >"$CORPUS/nfqueue/builtin-http-head"
+printf '\x01POST /metrics HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n' >"$CORPUS/nfqueue/builtin-http-post"
+printf '\x01GET / HTTP/1.1\r\nHost: a\r\nConnection: keep-alive\r\n\r\nGET /metrics HTTP/1.1\r\n\r\n' >"$CORPUS/nfqueue/builtin-http-pipelined"
 log "decode: $(ls "$CORPUS/decode" | wc -l) seeds; capture: $(ls "$CORPUS/capture" | wc -l) seeds"
 
 # table: the committed table files.
@@ -136,6 +140,7 @@ for t in "${TARGETS[@]}"; do
     extra=()
     [ "$t" = rules ] && extra+=(-dict="$ROOT/fuzz/dict/rules.dict")
     [ "$t" = ppp ] && extra+=(-dict="$ROOT/fuzz/dict/ppp.dict")
+    [ "$t" = nfqueue ] && extra+=(-dict="$ROOT/fuzz/dict/http.dict")
     log "fuzzing $t for ${SECONDS_PER_TARGET}s"
     if ! (cd fuzz && cargo +nightly fuzz run --sanitizer "$SANITIZER" "$t" "corpus/$t" -- \
         -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=25 \

@@ -6,8 +6,9 @@
 # Needs root (or sudo) the first time, for Debian's tcpdump, tshark, strace
 # and libpcap-dev: the differential test compares weir with tcpdump/libpcap on
 # the same captures, the readers test has tcpdump and Wireshark (tshark,
-# capinfos, editcap) read weir's outputs, and the syscall test counts system
-# calls under strace.
+# capinfos, editcap) read weir's outputs, the syscall test counts system
+# calls under strace, and Debian's `prometheus` (promtool and the server)
+# checks and scrapes the metrics endpoint.
 # FUZZ_SECONDS (default 20) sets how long each fuzz target runs at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,7 @@ command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v nft >/dev/null 2>&1 || need+=(nftables)
 command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
 command -v iptables >/dev/null 2>&1 || need+=(iptables)
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 if [ ${#need[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${need[*]}" >&2
   sudo=""

@@ -1,16 +1,19 @@
-//! The two parsers of `weir inline` that see untrusted bytes: nfqueue
-//! netlink messages (then the packet through the filter, as live) and the
-//! metrics server's HTTP request line.
+//! What `weir inline` reads from untrusted peers: nfqueue netlink messages
+//! (then the packet through the filter, as live), and whatever a client
+//! sends the metrics server (one whole connection, served over an
+//! in-memory pipe: every answer starts with an HTTP/1.x status line, or
+//! there is none).
 //!
-//! Input layout: byte 0 even → a netlink datagram; odd → an HTTP request.
+//! Input layout: byte 0 even → a netlink datagram; odd → a connection's bytes.
 #![no_main]
 
-use std::sync::Mutex;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use weir_live::filter::Filter;
-use weir_live::metrics::parse_request;
+use weir_live::metrics::{answer, Limits, Shared, Source};
 use weir_live::netlink::{parse, Received};
 
 const RULES: &str = "\
@@ -29,12 +32,57 @@ fn filter() -> &'static Mutex<Filter> {
     })
 }
 
+struct Fixed;
+
+impl Source for Fixed {
+    fn body(&mut self) -> bytes::Bytes {
+        bytes::Bytes::from_static(b"# TYPE weir_x counter\nweir_x 1\n")
+    }
+}
+
+/// Serves one connection whose client sent `request` and hung up.
+fn serve(request: &[u8]) -> Vec<u8> {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    let runtime = RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    });
+    let source: Shared = Arc::new(Mutex::new(Fixed));
+    let limits = Limits {
+        client_time: Duration::from_secs(1),
+        ..Limits::default()
+    };
+    runtime.block_on(async {
+        let (mut client, server) = tokio::io::duplex(1 << 16);
+        client.write_all(request).await.expect("pipe has room");
+        client.shutdown().await.expect("shutdown");
+        let served = tokio::spawn(answer(
+            hyper_util::rt::TokioIo::new(server),
+            source,
+            limits,
+        ));
+        let mut out = Vec::new();
+        client.read_to_end(&mut out).await.expect("read");
+        served.await.expect("no panic");
+        out
+    })
+}
+
 fuzz_target!(|data: &[u8]| {
     let Some((&sel, rest)) = data.split_first() else {
         return;
     };
     if sel % 2 == 1 {
-        let _ = parse_request(rest);
+        // The pipe holds the whole request: the server never waits on it.
+        let rest = &rest[..rest.len().min(32 << 10)];
+        let out = serve(rest);
+        assert!(
+            out.is_empty() || out.starts_with(b"HTTP/1.1 ") || out.starts_with(b"HTTP/1.0 "),
+            "{:?}",
+            String::from_utf8_lossy(&out)
+        );
         return;
     }
     if let Received::Packet(p) = parse(rest) {

@@ -7,6 +7,8 @@
 //! when an assertion fails.
 
 mod common;
+#[path = "../../weir-live/tests/promtool/mod.rs"]
+mod promtool;
 
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -446,8 +448,14 @@ fn metrics_serve_prometheus_counters() {
     let start = Instant::now();
     let text = loop {
         let reply = scrape(&net, &addr);
-        assert!(reply.starts_with("HTTP/1.0 200 OK\r\n"), "{reply}");
-        let body = reply.split("\r\n\r\n").nth(1).unwrap().to_owned();
+        let (head, body) = reply.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.0 200 OK\r\n"), "{reply}");
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("\r\ncontent-type: text/plain; version=0.0.4; charset=utf-8"),
+            "{head}"
+        );
+        let body = body.to_owned();
         if metric(
             &body,
             "weir_rule_packets_total{rule=\"300\",action=\"deny\"}",
@@ -496,6 +504,9 @@ fn metrics_serve_prometheus_counters() {
         metric(&text, "weir_states_refused_total{reason=\"full\"}"),
         Some(0)
     );
+    if let Some(promtool) = promtool::tool("promtool", "the promtool check of inline's metrics") {
+        promtool::promtool_check(&promtool, &text);
+    }
     let (json, _) = weir.stop();
     assert_eq!(rule_packets(&json, 300), 50);
 }

@@ -1,27 +1,18 @@
-//! Prometheus metrics: the packet thread publishes a snapshot of its
-//! counters now and then (one lock per publish, none per packet); a tiny
-//! HTTP/1.0 server on its own thread renders the latest snapshot in the
-//! text exposition format.
+//! What a scrape shows: the engine's counters and a source's own, copied
+//! from the packet thread ([`Snapshot::update`]) and rendered in the
+//! Prometheus text exposition format, version 0.0.4 ([`Snapshot::render`]).
 //!
-//! Any live source can use it: build a [`Snapshot`] from the engine with
-//! [`Snapshot::update`], add the source's own counters as [`Sample`]s, and
-//! hand it to [`Metrics::publish`] (or [`Metrics::publish_every`]).
+//! The rendering is written here, not taken from a crate: the official
+//! `prometheus-client` encodes OpenMetrics 1.0 (`# EOF`, its own media
+//! type), not 0.0.4, and both it and the `prometheus` crate keep live
+//! metrics in a registry, where weir has a copied snapshot to print. The
+//! 80 lines below are checked by `promtool check metrics` and by a real
+//! Prometheus scrape (tests/metrics_server.rs).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
 use weir_engine::{Engine, Stats};
 use weir_wire::Malformed;
-
-/// How often [`Metrics::publish_every`] publishes by default.
-pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(100);
-/// Request bytes read before giving up on a client.
-const MAX_REQUEST: usize = 8 << 10;
-/// A client that says nothing for this long is dropped.
-const CLIENT_TIMEOUT: Duration = Duration::from_secs(2);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -168,132 +159,6 @@ fn header(out: &mut String, name: &str, help: &str, kind: Kind) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
 }
 
-/// The publishing side; the server thread holds the other end.
-pub struct Metrics {
-    latest: Arc<Mutex<Snapshot>>,
-    scratch: Snapshot,
-    last: Instant,
-    addr: SocketAddr,
-}
-
-impl Metrics {
-    /// Binds `addr` and serves `GET /metrics` from a background thread.
-    pub fn serve(addr: SocketAddr) -> io::Result<Metrics> {
-        let listener = TcpListener::bind(addr)?;
-        let addr = listener.local_addr()?;
-        let latest = Arc::new(Mutex::new(Snapshot::default()));
-        let shared = Arc::clone(&latest);
-        std::thread::Builder::new()
-            .name("weir-metrics".into())
-            .spawn(move || {
-                for stream in listener.incoming().flatten() {
-                    // A client's failure is its own; the server goes on.
-                    let _ = answer(stream, &shared);
-                }
-            })?;
-        Ok(Metrics {
-            latest,
-            scratch: Snapshot::default(),
-            last: Instant::now(),
-            addr,
-        })
-    }
-
-    /// Where the server listens (the port the kernel chose for port 0).
-    pub fn local_addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// Publishes now: copies outside the lock, swaps inside it.
-    pub fn publish(&mut self, engine: &Engine, extra: &[Sample]) {
-        self.scratch.update(engine, extra);
-        let mut latest = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
-        std::mem::swap(&mut *latest, &mut self.scratch);
-        drop(latest);
-        self.last = Instant::now();
-    }
-
-    /// Publishes if `interval` has passed since the last time. Cheap to
-    /// call between batches; `extra` is only called when publishing.
-    pub fn publish_every(
-        &mut self,
-        interval: Duration,
-        engine: &Engine,
-        extra: impl FnOnce() -> Vec<Sample>,
-    ) {
-        if self.last.elapsed() >= interval {
-            self.publish(engine, &extra());
-        }
-    }
-}
-
-/// What a request asked for.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Request {
-    Metrics { head: bool },
-    NotFound,
-    BadRequest,
-}
-
-/// Reads the request line: `GET /metrics HTTP/1.x` (or `/`, or HEAD).
-pub fn parse_request(head: &[u8]) -> Request {
-    let line = head.split(|&b| b == b'\n').next().unwrap_or_default();
-    let Ok(line) = std::str::from_utf8(line) else {
-        return Request::BadRequest;
-    };
-    let mut words = line.trim_end_matches('\r').split(' ');
-    let (Some(method), Some(target), Some(version), None) =
-        (words.next(), words.next(), words.next(), words.next())
-    else {
-        return Request::BadRequest;
-    };
-    if !version.starts_with("HTTP/1.") {
-        return Request::BadRequest;
-    }
-    let path = target.split('?').next().unwrap_or_default();
-    match (method, path) {
-        ("GET" | "HEAD", "/metrics" | "/") => Request::Metrics {
-            head: method == "HEAD",
-        },
-        ("GET" | "HEAD", _) => Request::NotFound,
-        _ => Request::BadRequest,
-    }
-}
-
-fn answer(mut stream: TcpStream, latest: &Mutex<Snapshot>) -> io::Result<()> {
-    stream.set_read_timeout(Some(CLIENT_TIMEOUT))?;
-    stream.set_write_timeout(Some(CLIENT_TIMEOUT))?;
-    let mut head = Vec::with_capacity(512);
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && !head.windows(2).any(|w| w == b"\n\n") {
-        let n = stream.read(&mut buf)?;
-        if n == 0 || head.len() + n > MAX_REQUEST {
-            break;
-        }
-        head.extend_from_slice(&buf[..n]);
-    }
-    let (status, body, head_only) = match parse_request(&head) {
-        Request::Metrics { head } => {
-            let text = latest
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .render();
-            ("200 OK", text, head)
-        }
-        Request::NotFound => ("404 Not Found", "not found: try /metrics\n".into(), false),
-        Request::BadRequest => ("400 Bad Request", "bad request\n".into(), false),
-    };
-    let mut response = format!(
-        "HTTP/1.0 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    if !head_only {
-        response.push_str(&body);
-    }
-    stream.write_all(response.as_bytes())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,50 +211,5 @@ mod tests {
             assert_eq!(text.matches(&ty).count(), 1, "{name}");
             assert!(text.find(&ty).unwrap() < text.find(&format!("\n{name}")).unwrap());
         }
-    }
-
-    #[test]
-    fn request_lines() {
-        assert_eq!(
-            parse_request(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"),
-            Request::Metrics { head: false }
-        );
-        assert_eq!(
-            parse_request(b"HEAD / HTTP/1.0\r\n\r\n"),
-            Request::Metrics { head: true }
-        );
-        assert_eq!(parse_request(b"GET /x HTTP/1.0\r\n\r\n"), Request::NotFound);
-        for bad in [
-            &b""[..],
-            b"GET",
-            b"POST /metrics HTTP/1.0",
-            b"GET / HTTP/2",
-            b"\xff\xfe",
-        ] {
-            assert_eq!(parse_request(bad), Request::BadRequest, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn serves_the_published_snapshot_over_tcp() {
-        let mut m = Metrics::serve("127.0.0.1:0".parse().unwrap()).unwrap();
-        let mut e = engine("100 allow ip from any to any\n");
-        let p = ipv4_udp(9);
-        e.decide(&weir_wire::decode(weir_wire::LinkType::RAW, &p, 28));
-        m.publish(&e, &[]);
-        let mut s = TcpStream::connect(m.local_addr()).unwrap();
-        s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
-        let mut reply = String::new();
-        s.read_to_string(&mut reply).unwrap();
-        assert!(reply.starts_with("HTTP/1.0 200 OK\r\n"), "{reply}");
-        let body = reply.split("\r\n\r\n").nth(1).unwrap();
-        let len: usize = reply
-            .lines()
-            .find_map(|l| l.strip_prefix("Content-Length: "))
-            .unwrap()
-            .parse()
-            .unwrap();
-        assert_eq!(body.len(), len);
-        assert!(body.contains("weir_rule_packets_total{rule=\"100\",action=\"allow\"} 1\n"));
     }
 }

@@ -1,0 +1,68 @@
+//! Prometheus metrics for any live mode. The packet thread publishes a
+//! snapshot of its counters between batches (one uncontended lock per
+//! publish, none per packet, and never a wait); a server on its own thread
+//! renders the newest snapshot for each scrape.
+//!
+//! One call starts it: [`Metrics::serve`] binds the address and returns
+//! the publishing end; between batches the packet loop calls
+//! [`Metrics::publish_every`] with its engine and its own counters as
+//! [`Sample`]s. A mode whose counters live elsewhere (several workers, say)
+//! implements [`Source`] and calls [`serve`] itself.
+
+mod server;
+mod slot;
+mod snapshot;
+
+pub use server::{
+    answer, route, serve, Limits, Route, Server, Shared, Source, CONTENT_TYPE_0_0_4,
+    MAX_REQUEST_BYTES,
+};
+pub use slot::{slot, Latest, Publisher, RENDER_INTERVAL};
+pub use snapshot::{Kind, RuleSample, Sample, Snapshot};
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::Duration;
+use weir_engine::Engine;
+
+/// How often [`Metrics::publish_every`] publishes by default.
+pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// A running server and the packet thread's end of it.
+pub struct Metrics {
+    publisher: Publisher,
+    server: Server,
+}
+
+impl Metrics {
+    /// Binds `addr` and serves `/metrics` with the default [`Limits`].
+    pub fn serve(addr: SocketAddr) -> io::Result<Metrics> {
+        Metrics::serve_with(addr, Limits::default())
+    }
+
+    pub fn serve_with(addr: SocketAddr, limits: Limits) -> io::Result<Metrics> {
+        let (publisher, latest) = slot();
+        let server = serve(addr, latest, limits)?;
+        Ok(Metrics { publisher, server })
+    }
+
+    /// Where the server listens (the port the kernel chose for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.server.local_addr()
+    }
+
+    /// See [`Publisher::publish`].
+    pub fn publish(&mut self, engine: &Engine, extra: &[Sample]) -> bool {
+        self.publisher.publish(engine, extra)
+    }
+
+    /// See [`Publisher::publish_every`].
+    pub fn publish_every(
+        &mut self,
+        interval: Duration,
+        engine: &Engine,
+        extra: impl FnOnce() -> Vec<Sample>,
+    ) {
+        self.publisher.publish_every(interval, engine, extra);
+    }
+}
