@@ -1,4 +1,4 @@
-//! ppp filter text → `ppp::parse`; whatever parses must print and re-parse
+//! ppp filter bytes → `Source` → `ppp::parse_source` (errors render); whatever parses must print and re-parse
 //! to the same filters, and each set must translate (or be refused with
 //! diagnostics) into ipfw rules that print, re-parse, compile and evaluate
 //! without panicking.
@@ -8,12 +8,19 @@ use libfuzzer_sys::fuzz_target;
 use std::net::Ipv4Addr;
 use weir_engine::{compile, CompileOptions, Engine};
 use weir_rules::ppp::{self, Bindings, FilterSet};
-use weir_rules::{parse, print_ruleset, Names};
+use weir_rules::{parse, print_ruleset, render_all, Names, Source};
 
 fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    let _ = ppp::looks_like_ppp(&text);
-    let Ok(filters) = ppp::parse(&text) else { return };
+    let source = Source::new(data);
+    let text = source.text();
+    let _ = ppp::looks_like_ppp(text);
+    let filters = match ppp::parse_source(&source) {
+        Ok(f) => f,
+        Err(errors) => {
+            let _ = render_all("fuzz.filter", text, &errors);
+            return;
+        }
+    };
     let printed = ppp::print(&filters);
     let reparsed = match ppp::parse(&printed) {
         Ok(f) => f,

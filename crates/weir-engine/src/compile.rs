@@ -5,7 +5,7 @@
 //! jump targets become rule indices, and the result is verified.
 
 use crate::program::*;
-use weir_rules::{self as ast, Diagnostic, Names, Span};
+use weir_rules::{self as ast, Diagnostic, Errors, Names, Span};
 use weir_wire::v4_mapped;
 
 /// Choices that change what a ruleset means.
@@ -25,7 +25,7 @@ pub fn compile(
     opts: &CompileOptions,
 ) -> Result<Program, Vec<Diagnostic>> {
     let mut prog = Program::default();
-    let mut errors = Vec::new();
+    let mut errors = Errors::default();
     let mut builders: std::collections::BTreeMap<String, weir_table::Builder> =
         opts.tables.iter().cloned().collect();
     for e in &rs.table_entries {
@@ -119,7 +119,7 @@ pub fn compile(
         }
     }
     if !errors.is_empty() {
-        return Err(errors);
+        return errors.finish(prog);
     }
     let end = prog.insns.len() as u32;
     let (action, text) = if opts.default_allow {
@@ -431,12 +431,12 @@ impl RuleCompiler<'_> {
         value: Option<u32>,
         span: Span,
     ) -> Result<Insn, Diagnostic> {
+        // Sorted (the names come from a BTreeMap): a search, not a scan.
         let table = self
             .prog
             .table_names
-            .iter()
-            .position(|n| n == name)
-            .ok_or_else(|| {
+            .binary_search_by(|n| n.as_str().cmp(name))
+            .map_err(|_| {
                 self.err(
                     span,
                     format!(

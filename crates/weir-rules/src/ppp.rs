@@ -28,8 +28,9 @@
 //! fragment test rule 1, the implicit deny rule 4100.
 
 use crate::ast::*;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Errors};
 use crate::names::Names;
+use crate::source::Source;
 use std::fmt::{self, Display, Formatter};
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -323,12 +324,22 @@ type PResult<T> = Result<T, Diagnostic>;
 /// comments are allowed: any other ppp command, or a ppp.conf label, is an
 /// error, so rules from several labels are never merged by accident.
 pub fn parse(source: &str) -> Result<PppFilters, Vec<Diagnostic>> {
+    parse_source(&Source::new(source.as_bytes()))
+}
+
+/// [`parse`] for a file read as bytes: a non-UTF-8 byte in a rule is an
+/// error at its place, one in a comment is not.
+pub fn parse_source(source: &Source) -> Result<PppFilters, Vec<Diagnostic>> {
     let mut filters = PppFilters::default();
-    let mut errors = Vec::new();
-    for (i, text) in source.lines().enumerate() {
+    let mut errors = Errors::default();
+    for (i, text) in source.text().lines().enumerate() {
         let line = u32::try_from(i + 1).unwrap_or(u32::MAX);
         let words = words(text, line);
-        if words.is_empty() {
+        let Some((_, last)) = words.last() else {
+            continue;
+        };
+        if let Some(bad) = source.bad_byte_before(line, last.col.saturating_add(last.len)) {
+            errors.push(bad.diagnostic());
             continue;
         }
         let eol = Span {
@@ -345,11 +356,7 @@ pub fn parse(source: &str) -> Result<PppFilters, Vec<Diagnostic>> {
             errors.push(e);
         }
     }
-    if errors.is_empty() {
-        Ok(filters)
-    } else {
-        Err(errors)
-    }
+    errors.finish(filters)
 }
 
 struct LineParser<'w, 'a> {

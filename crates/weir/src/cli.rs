@@ -155,6 +155,9 @@ fn parse_table_spec(s: &str) -> Result<(String, PathBuf), String> {
     let (name, file) = s
         .split_once('=')
         .ok_or_else(|| format!("expected NAME=FILE, found '{s}'"))?;
+    if file.is_empty() {
+        return Err("no file after '=' (expected NAME=FILE)".into());
+    }
     let ok = name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
         && name
             .bytes()

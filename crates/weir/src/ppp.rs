@@ -3,14 +3,14 @@
 //! check. A ppp file is read, one set translated to ipfw rules
 //! (`weir_rules::ppp`), and compiled as any ruleset is.
 
-use crate::setup::{compile_text, read_text};
+use crate::setup::{compile_source, read_source, rules_failure};
 use crate::Failure;
 use clap::{Args, ValueEnum};
 use std::net::Ipv4Addr;
 use std::path::Path;
 use weir_engine::{compile, CompileOptions, LogFormat, Program};
 use weir_rules::ppp::{self, Bindings, FilterSet};
-use weir_rules::{Diagnostic, Names};
+use weir_rules::Names;
 
 /// Flags for rule files in FreeBSD ppp's `set filter` syntax.
 #[derive(Args, Debug, Clone, Default)]
@@ -118,19 +118,20 @@ pub fn load(
     opts: &CompileOptions,
 ) -> Result<(Program, Option<FilterSet>), Failure> {
     let file = path.display().to_string();
-    let text = read_text(path)?;
-    if !args.is_ppp(&text) {
+    let source = read_source(path)?;
+    let text = source.text();
+    if !args.is_ppp(text) {
         args.refuse_for_ipfw(&file)?;
-        return Ok((compile_text(&file, &text, names, opts)?, None));
+        return Ok((compile_source(&file, &source, names, opts)?, None));
     }
     let set: FilterSet = args.filter_set.map(Into::into).ok_or_else(|| {
         Failure::Usage(format!(
             "{file} is a ppp filter file: say which set decides with --filter-set in|out|dial|alive"
         ))
     })?;
-    let filters = ppp::parse(&text).map_err(|e| rendered(&file, &text, &e))?;
+    let filters = ppp::parse_source(&source).map_err(|e| rules_failure(&file, text, &e))?;
     Ok((
-        compile_set(&file, &text, &filters, set, args, names, opts)?,
+        compile_set(&file, text, &filters, set, args, names, opts)?,
         Some(set),
     ))
 }
@@ -145,20 +146,12 @@ fn compile_set(
     opts: &CompileOptions,
 ) -> Result<Program, Failure> {
     let t = ppp::translate(filters, set, &args.bindings(), names)
-        .map_err(|e| rendered(file, text, &e))?;
+        .map_err(|e| rules_failure(file, text, &e))?;
     for note in &t.notes {
         let span = note.span;
         eprintln!("{file}:{}:{}: note: {}", span.line, span.col, note.message);
     }
-    compile(&t.ruleset, names, opts).map_err(|e| rendered(file, text, &e))
-}
-
-fn rendered(file: &str, text: &str, errors: &[Diagnostic]) -> Failure {
-    let lines: Vec<String> = errors
-        .iter()
-        .map(|d| d.render(file, text).to_string())
-        .collect();
-    Failure::Rules(lines.join("\n"))
+    compile(&t.ruleset, names, opts).map_err(|e| rules_failure(file, text, &e))
 }
 
 /// What `weir check` checks: the one ipfw ruleset, or each ppp set asked
@@ -170,15 +163,16 @@ pub fn programs_to_check(
     opts: &CompileOptions,
 ) -> Result<Vec<(String, Program)>, Failure> {
     let file = path.display().to_string();
-    let text = read_text(path)?;
-    if !args.is_ppp(&text) {
+    let source = read_source(path)?;
+    let text = source.text();
+    if !args.is_ppp(text) {
         args.refuse_for_ipfw(&file)?;
         return Ok(vec![(
             file.clone(),
-            compile_text(&file, &text, names, opts)?,
+            compile_source(&file, &source, names, opts)?,
         )]);
     }
-    let filters = ppp::parse(&text).map_err(|e| rendered(&file, &text, &e))?;
+    let filters = ppp::parse_source(&source).map_err(|e| rules_failure(&file, text, &e))?;
     let sets: Vec<FilterSet> = match args.filter_set {
         Some(s) => vec![s.into()],
         None => FilterSet::ALL
@@ -189,7 +183,7 @@ pub fn programs_to_check(
     let mut out = Vec::new();
     let mut failures = Vec::new();
     for set in sets {
-        match compile_set(&file, &text, &filters, set, args, names, opts) {
+        match compile_set(&file, text, &filters, set, args, names, opts) {
             Ok(p) => out.push((format!("{file} (set filter {})", set.word()), p)),
             Err(Failure::Rules(msg)) => failures.push(msg),
             Err(other) => return Err(other),
