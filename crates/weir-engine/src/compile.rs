@@ -5,6 +5,7 @@
 //! jump targets become rule indices, and the result is verified.
 
 use crate::program::*;
+use std::collections::{BTreeMap, BTreeSet};
 use weir_rules::{self as ast, Diagnostic, Errors, Names, Span};
 use weir_wire::v4_mapped;
 
@@ -26,18 +27,25 @@ pub fn compile(
 ) -> Result<Program, Vec<Diagnostic>> {
     let mut prog = Program::default();
     let mut errors = Errors::default();
-    let mut builders: std::collections::BTreeMap<String, weir_table::Builder> =
-        opts.tables.iter().cloned().collect();
+    // Tables from files are built where they lie (a copy would double the
+    // largest thing a run holds); a ruleset's `table NAME add` lines go into
+    // a builder of their own per table, checked against the file's entries.
+    let files: BTreeMap<&str, &weir_table::Builder> =
+        opts.tables.iter().map(|(n, b)| (n.as_str(), b)).collect();
+    let empty = weir_table::Builder::new();
+    let mut added: BTreeMap<&str, weir_table::Builder> = BTreeMap::new();
     for e in &rs.table_entries {
         let prefix = match e.addr {
             std::net::IpAddr::V4(a) => weir_table::Prefix::v4(u32::from(a), e.len),
             std::net::IpAddr::V6(a) => weir_table::Prefix::v6(u128::from(a), e.len),
         };
+        let file = files.get(e.table.as_str()).copied().unwrap_or(&empty);
+        let lines = added
+            .entry(e.table.as_str())
+            .or_insert_with(|| weir_table::Builder::with_limits(file.limits()));
         let added = match prefix {
-            Some(prefix) => builders
-                .entry(e.table.clone())
-                .or_default()
-                .add(prefix, e.value)
+            Some(prefix) => lines
+                .add_beside(file, prefix, e.value)
                 .map_err(|err| err.to_string()),
             None => Err("prefix length out of range".to_owned()),
         };
@@ -45,7 +53,8 @@ pub fn compile(
             errors.push(Diagnostic::new(e.span, format!("table {}: {msg}", e.table)));
         }
     }
-    prog.table_names = builders.keys().cloned().collect();
+    let table_names: BTreeSet<&str> = files.keys().chain(added.keys()).copied().collect();
+    prog.table_names = table_names.iter().map(|n| n.to_string()).collect();
     for setting in &rs.settings {
         if !prog.state_config.set(&setting.name, setting.value) {
             errors.push(Diagnostic::new(
@@ -109,8 +118,9 @@ pub fn compile(
             }
         }
     }
-    for (name, builder) in &builders {
-        match builder.build() {
+    for name in table_names {
+        let file = files.get(name).copied().unwrap_or(&empty);
+        match file.build_with(added.get(name).unwrap_or(&empty)) {
             Ok(t) => prog.tables.push(std::sync::Arc::new(t)),
             Err(e) => errors.push(Diagnostic::new(
                 Span::default(),

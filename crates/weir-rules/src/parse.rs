@@ -285,8 +285,8 @@ impl<'t, 'a> Parser<'t, 'a> {
         let value = parse_u64(v)
             .and_then(|n| u32::try_from(n).ok())
             .ok_or_else(|| Diagnostic::new(vspan, format!("expected a number, found '{v}'")))?;
-        if name == "dyn_max" && value == 0 {
-            return Err(Diagnostic::new(vspan, "dyn_max must be at least 1"));
+        if let Some(why) = setting_error(name, value) {
+            return Err(Diagnostic::new(vspan, why));
         }
         self.end_of_line()?;
         Ok(Setting {

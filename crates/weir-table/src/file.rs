@@ -228,7 +228,7 @@ mod tests {
         assert_eq!(err.len(), 1);
         assert_eq!(
             err[0].to_string(),
-            "3:1: table big: table has more than 2 entries"
+            "3:1: table big: table is over its cap of 2 entries"
         );
     }
 

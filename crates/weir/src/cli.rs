@@ -183,8 +183,8 @@ fn parse_sysctl(s: &str) -> Result<(String, u32), String> {
     let value: u32 = value
         .parse()
         .map_err(|_| format!("'{value}' is not a number"))?;
-    if name == "dyn_max" && value == 0 {
-        return Err("dyn_max must be at least 1".into());
+    if let Some(why) = weir_rules::setting_error(name, value) {
+        return Err(why);
     }
     Ok((name.to_owned(), value))
 }
