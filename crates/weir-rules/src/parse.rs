@@ -31,16 +31,13 @@ pub fn parse_source(source: &Source) -> Result<Ruleset, Vec<Diagnostic>> {
     let mut rs = Ruleset::default();
     let mut errors = Errors::default();
     let mut last_number: u16 = 0;
-    for (i, text) in source.text().lines().enumerate() {
-        let line_no = u32::try_from(i + 1).unwrap_or(u32::MAX);
+    for (line_no, text) in source.lines() {
         let line = lex_line(text, line_no);
         let Some(last) = line.tokens.last() else {
             continue;
         };
-        if let Some(bad) =
-            source.bad_byte_before(line_no, last.span.col.saturating_add(last.span.len))
-        {
-            errors.push(bad.diagnostic());
+        if let Err(e) = source.check_code(line_no, last.span) {
+            errors.push(e);
             continue;
         }
         let mut p = Parser::new(&line.tokens, line_no, text);

@@ -332,14 +332,13 @@ pub fn parse(source: &str) -> Result<PppFilters, Vec<Diagnostic>> {
 pub fn parse_source(source: &Source) -> Result<PppFilters, Vec<Diagnostic>> {
     let mut filters = PppFilters::default();
     let mut errors = Errors::default();
-    for (i, text) in source.text().lines().enumerate() {
-        let line = u32::try_from(i + 1).unwrap_or(u32::MAX);
+    for (line, text) in source.lines() {
         let words = words(text, line);
-        let Some((_, last)) = words.last() else {
+        let Some(&(_, last)) = words.last() else {
             continue;
         };
-        if let Some(bad) = source.bad_byte_before(line, last.col.saturating_add(last.len)) {
-            errors.push(bad.diagnostic());
+        if let Err(e) = source.check_code(line, last) {
+            errors.push(e);
             continue;
         }
         let eol = Span {

@@ -117,6 +117,25 @@ impl<'a> Source<'a> {
         &self.text
     }
 
+    /// The lines, numbered from 1, without their line ends.
+    pub fn lines(&self) -> impl Iterator<Item = (u32, &str)> {
+        let number = |i: usize| u32::try_from(i + 1).unwrap_or(u32::MAX);
+        self.text
+            .lines()
+            .enumerate()
+            .map(move |(i, l)| (number(i), l))
+    }
+
+    /// Refuses a non-UTF-8 byte in the code of line `line`, which ends
+    /// with token `last`: the byte stands before the end of the token, so
+    /// not in a comment (comments come after every token).
+    pub fn check_code(&self, line: u32, last: Span) -> Result<(), Diagnostic> {
+        match self.bad_byte_before(line, last.col.saturating_add(last.len)) {
+            Some(bad) => Err(bad.diagnostic()),
+            None => Ok(()),
+        }
+    }
+
     /// Whether every byte was UTF-8.
     pub fn is_utf8(&self) -> bool {
         self.bad.is_empty()

@@ -8,10 +8,8 @@ mod common;
 use common::*;
 use std::path::Path;
 
-/// The explain output with each rule line reduced to its number and every
-/// check line kept; the marks (`match`, `no`, `skip`) and the notes saying
-/// why a rule was passed over differ between the walks by design.
-fn checks(rules: &Path, trace: &Path, packet: usize, linear: bool) -> Vec<String> {
+/// `weir explain RULES -r TRACE --packet N EXTRA…`, its output.
+fn explain(rules: &Path, trace: &Path, packet: usize, extra: &[&str]) -> String {
     let packet = packet.to_string();
     let mut args = vec![
         "explain".as_ref(),
@@ -21,12 +19,15 @@ fn checks(rules: &Path, trace: &Path, packet: usize, linear: bool) -> Vec<String
         "--packet".as_ref(),
         packet.as_ref(),
     ];
-    if linear {
-        args.push("--linear".as_ref());
-    }
-    let out = weir_ok(args);
-    stdout(&out)
-        .lines()
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    stdout(&weir_ok(args))
+}
+
+/// The explain output with each rule line reduced to its number and every
+/// check line kept; the marks (`match`, `no`, `skip`) and the notes saying
+/// why a rule was passed over differ between the walks by design.
+fn checks(out: &str) -> Vec<String> {
+    out.lines()
         .filter(|l| {
             !l.trim_start().starts_with("(skipped")
                 && !l.trim_start().starts_with("(not a candidate")
@@ -47,18 +48,10 @@ fn every_rule_is_shown_with_the_check_that_fails() {
     let rules = demo_rules();
     let mut skipped_by_classifier = 0;
     for n in 1..=300 {
-        let classified = checks(&rules, &trace, n, false);
-        let linear = checks(&rules, &trace, n, true);
-        assert_eq!(classified, linear, "packet {n}");
-        let full = stdout(&weir_ok([
-            "explain".as_ref(),
-            rules.as_os_str(),
-            "-r".as_ref(),
-            trace.as_os_str(),
-            "--packet".as_ref(),
-            n.to_string().as_ref(),
-        ]));
-        skipped_by_classifier += full.matches("(not a candidate: ").count();
+        let classified = explain(&rules, &trace, n, &[]);
+        let linear = explain(&rules, &trace, n, &["--linear"]);
+        assert_eq!(checks(&classified), checks(&linear), "packet {n}");
+        skipped_by_classifier += classified.matches("(not a candidate: ").count();
     }
     assert!(
         skipped_by_classifier > 300,
@@ -80,14 +73,7 @@ fn the_line_a_user_needs_is_there_by_default() {
         ])
         .collect();
     let rules = write_rules(dir.path(), &text);
-    let out = stdout(&weir_ok([
-        "explain".as_ref(),
-        rules.as_os_str(),
-        "-r".as_ref(),
-        trace.as_os_str(),
-        "--packet".as_ref(),
-        "1".as_ref(),
-    ]));
+    let out = explain(&rules, &trace, 1, &[]);
     let want = "  00100 skip  allow tcp from any to any 80,443,8080\n\
         \x20              yes proto 6 (header)\n\
         \x20              NO  dst-port 80,443,8080\n\
@@ -111,14 +97,7 @@ fn jumps_name_what_they_pass_over() {
          310 deny tcp from any to any 23\n\
          320 return ip from any to any\n",
     );
-    let out = stdout(&weir_ok([
-        "explain".as_ref(),
-        rules.as_os_str(),
-        "-r".as_ref(),
-        trace.as_os_str(),
-        "--packet".as_ref(),
-        "1".as_ref(),
-    ]));
+    let out = explain(&rules, &trace, 1, &[]);
     let body: Vec<&str> = out.lines().skip(1).collect();
     assert_eq!(
         body,
