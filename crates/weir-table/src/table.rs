@@ -353,6 +353,21 @@ fn sorted_spans<'a, A: Key>(
     })
 }
 
+/// The codes of one family's entries, in order, in a list made to size.
+fn codes_of<A>(
+    families: [&Family<A>; 2],
+    code: &mut impl FnMut(u32) -> ResultCode,
+) -> Vec<ResultCode> {
+    let mut out = Vec::with_capacity(families.iter().map(|f| f.entries.len()).sum());
+    out.extend(
+        families
+            .iter()
+            .flat_map(|f| &f.entries)
+            .map(|e| code(e.value)),
+    );
+    out
+}
+
 /// Each entry's result code, per family in the builders' order, and the
 /// distinct values they stand for: code r means `values[r - 1]` (0 means
 /// "no match"), numbered in order of first appearance.
@@ -374,20 +389,8 @@ impl ValueCodes {
                 values.len() as ResultCode
             })
         };
-        let mut v4 = Vec::with_capacity(parts.iter().map(|b| b.v4.entries.len()).sum());
-        v4.extend(
-            parts
-                .iter()
-                .flat_map(|b| &b.v4.entries)
-                .map(|e| code(e.value)),
-        );
-        let mut v6 = Vec::with_capacity(parts.iter().map(|b| b.v6.entries.len()).sum());
-        v6.extend(
-            parts
-                .iter()
-                .flat_map(|b| &b.v6.entries)
-                .map(|e| code(e.value)),
-        );
+        let v4 = codes_of([&parts[0].v4, &parts[1].v4], &mut code);
+        let v6 = codes_of([&parts[0].v6, &parts[1].v6], &mut code);
         values.shrink_to_fit();
         ValueCodes { v4, v6, values }
     }
