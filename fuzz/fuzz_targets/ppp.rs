@@ -1,27 +1,31 @@
-//! ppp filter text → `ppp::parse`, and as a ppp.conf → `ppp::parse_conf`
-//! for each label; whatever parses must print and re-parse to the same
-//! filters, and each set must translate (or be refused with diagnostics)
-//! into ipfw rules that print, re-parse, compile and evaluate without
-//! panicking.
+//! ppp filter bytes → `Source` → `ppp::parse_source` (errors render), and
+//! as a ppp.conf → `ppp::parse_conf_source` for each label; whatever parses
+//! must print and re-parse to the same filters, and each set must translate
+//! (or be refused with diagnostics) into ipfw rules that print, re-parse,
+//! compile and evaluate without panicking.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use std::net::Ipv4Addr;
 use weir_engine::{compile, CompileOptions, Engine};
 use weir_rules::ppp::{self, Bindings, FilterSet, PppFilters};
-use weir_rules::{parse, print_ruleset, Names};
+use weir_rules::{parse, print_ruleset, render_all, Names, Source};
 
 fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
+    let source = Source::new(data);
+    let text = source.text();
     let names = Names::default();
-    let _ = ppp::detect(&text);
-    if let Ok(l) = ppp::parse(&text, &names) {
-        check(&text, &l.filters, &names);
+    let _ = ppp::detect(text);
+    match ppp::parse_source(&source, &names) {
+        Ok(l) => check(text, &l.filters, &names),
+        Err(errors) => {
+            let _ = render_all("fuzz.filter", text, &errors);
+        }
     }
     // As a ppp.conf: a few labels, default's and load's lines included.
-    for label in ppp::conf_labels(&text).iter().take(4) {
-        if let Ok(l) = ppp::parse_conf(&text, label, &names) {
-            check(&text, &l.filters, &names);
+    for label in ppp::conf_labels(text).iter().take(4) {
+        if let Ok(l) = ppp::parse_conf_source(&source, label, &names) {
+            check(text, &l.filters, &names);
         }
     }
 });

@@ -1,15 +1,24 @@
-//! Rule text → `parse`; whatever parses must print and re-parse to the same
-//! tree (`parse(print(r)) == r`), and the printed text must compile (or be
-//! rejected with diagnostics) without panicking.
+//! Rule file bytes → `Source` → `parse_source`; errors are capped and
+//! render without panicking; whatever parses must print and re-parse to the
+//! same tree (`parse(print(r)) == r`), and the printed text must compile (or
+//! be rejected with diagnostics) without panicking.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use weir_engine::{CompileOptions, Engine};
-use weir_rules::{parse, print_ruleset, Names};
+use weir_rules::{parse, parse_source, print_ruleset, render_all, Names, Source, MAX_ERRORS};
 
 fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    let Ok(rs) = parse(&text) else { return };
+    let source = Source::new(data);
+    let text = source.text();
+    let rs = match parse_source(&source) {
+        Ok(rs) => rs,
+        Err(errors) => {
+            assert!(errors.len() <= MAX_ERRORS + 1, "{} errors kept", errors.len());
+            let _ = render_all("fuzz.rules", text, &errors);
+            return;
+        }
+    };
     let printed = print_ruleset(&rs);
     let reparsed = match parse(&printed) {
         Ok(r) => r,

@@ -1,4 +1,4 @@
-//! Table file text → `parse_table_file` (small limits), then `build` and
+//! Table file bytes → `Source` → `parse_table_source_with` (small limits), then `build` and
 //! lookups: nothing may panic, and every lookup must agree with the naive
 //! per-length peer built from the same entries. Addresses probed: each
 //! entry's first and last address and their neighbours, plus the edges.
@@ -6,12 +6,14 @@
 
 use libfuzzer_sys::fuzz_target;
 use weir_table::naive::PerLengthHash;
-use weir_table::{parse_table_file_with, Limits, Prefix};
+use weir_rules::Source;
+use weir_table::{parse_table_source_with, Limits, Prefix};
 
 fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
+    let source = Source::new(data);
+    let text = source.text();
     let limits = Limits { max_entries: 4096, max_bytes: 64 << 20 };
-    let Ok(builder) = parse_table_file_with("fuzz", &text, limits) else { return };
+    let Ok(builder) = parse_table_source_with("fuzz", &source, limits) else { return };
     let entries = builder.entries();
     let Ok(table) = builder.build() else { return };
     assert_eq!(table.len(), entries.len());

@@ -5,7 +5,8 @@
 //! jump targets become rule indices, and the result is verified.
 
 use crate::program::*;
-use weir_rules::{self as ast, Diagnostic, Names, Span};
+use std::collections::{BTreeMap, BTreeSet};
+use weir_rules::{self as ast, Diagnostic, Errors, Names, Span};
 use weir_wire::v4_mapped;
 
 /// Choices that change what a ruleset means.
@@ -25,19 +26,26 @@ pub fn compile(
     opts: &CompileOptions,
 ) -> Result<Program, Vec<Diagnostic>> {
     let mut prog = Program::default();
-    let mut errors = Vec::new();
-    let mut builders: std::collections::BTreeMap<String, weir_table::Builder> =
-        opts.tables.iter().cloned().collect();
+    let mut errors = Errors::default();
+    // Tables from files are built where they lie (a copy would double the
+    // largest thing a run holds); a ruleset's `table NAME add` lines go into
+    // a builder of their own per table, checked against the file's entries.
+    let files: BTreeMap<&str, &weir_table::Builder> =
+        opts.tables.iter().map(|(n, b)| (n.as_str(), b)).collect();
+    let empty = weir_table::Builder::new();
+    let mut added: BTreeMap<&str, weir_table::Builder> = BTreeMap::new();
     for e in &rs.table_entries {
         let prefix = match e.addr {
             std::net::IpAddr::V4(a) => weir_table::Prefix::v4(u32::from(a), e.len),
             std::net::IpAddr::V6(a) => weir_table::Prefix::v6(u128::from(a), e.len),
         };
+        let file = files.get(e.table.as_str()).copied().unwrap_or(&empty);
+        let lines = added
+            .entry(e.table.as_str())
+            .or_insert_with(|| weir_table::Builder::with_limits(file.limits()));
         let added = match prefix {
-            Some(prefix) => builders
-                .entry(e.table.clone())
-                .or_default()
-                .add(prefix, e.value)
+            Some(prefix) => lines
+                .add_beside(file, prefix, e.value)
                 .map_err(|err| err.to_string()),
             None => Err("prefix length out of range".to_owned()),
         };
@@ -45,7 +53,8 @@ pub fn compile(
             errors.push(Diagnostic::new(e.span, format!("table {}: {msg}", e.table)));
         }
     }
-    prog.table_names = builders.keys().cloned().collect();
+    let table_names: BTreeSet<&str> = files.keys().chain(added.keys()).copied().collect();
+    prog.table_names = table_names.iter().map(|n| n.to_string()).collect();
     for setting in &rs.settings {
         if !prog.state_config.set(&setting.name, setting.value) {
             errors.push(Diagnostic::new(
@@ -109,8 +118,9 @@ pub fn compile(
             }
         }
     }
-    for (name, builder) in &builders {
-        match builder.build() {
+    for name in table_names {
+        let file = files.get(name).copied().unwrap_or(&empty);
+        match file.build_with(added.get(name).unwrap_or(&empty)) {
             Ok(t) => prog.tables.push(std::sync::Arc::new(t)),
             Err(e) => errors.push(Diagnostic::new(
                 Span::default(),
@@ -119,7 +129,7 @@ pub fn compile(
         }
     }
     if !errors.is_empty() {
-        return Err(errors);
+        return errors.finish(prog);
     }
     let end = prog.insns.len() as u32;
     let (action, text) = if opts.default_allow {
@@ -431,12 +441,12 @@ impl RuleCompiler<'_> {
         value: Option<u32>,
         span: Span,
     ) -> Result<Insn, Diagnostic> {
+        // Sorted (the names come from a BTreeMap): a search, not a scan.
         let table = self
             .prog
             .table_names
-            .iter()
-            .position(|n| n == name)
-            .ok_or_else(|| {
+            .binary_search_by(|n| n.as_str().cmp(name))
+            .map_err(|_| {
                 self.err(
                     span,
                     format!(

@@ -3,7 +3,10 @@
 
 use crate::classify::{BitClassifier, Classifier, Leaves, TrieClassifier, BATCH};
 use crate::eval::StateCtx;
-use crate::eval::{evaluate, CandidateBits, Linear, NoObserver, Observer, RuleCounter};
+use crate::eval::{
+    evaluate, rule_matches, CandidateBits, Linear, NoObserver, Observer, RuleCounter,
+};
+use crate::explain::{RuleTrace, Trace};
 use crate::log::Logger;
 use crate::ops::{packet_class, Dispatch, Env, MatchDispatch, TableDispatch};
 use crate::program::{class, Program, Verdict};
@@ -199,24 +202,57 @@ impl Engine {
     /// How many rules packet `p` would try at most: its candidate count
     /// (every rule when the walk is linear). For `weir check --stats`.
     pub fn candidate_count(&mut self, p: &Packet) -> usize {
+        self.candidate_rules(p).len()
+    }
+
+    /// The rules packet `p` would try at most, in order: its candidates
+    /// (every rule when the walk is linear). For statistics and `explain`;
+    /// allocates.
+    pub fn candidate_rules(&mut self, p: &Packet) -> Vec<usize> {
         let class = packet_class(p);
-        let all = self.program.rules.len();
+        let all = || (0..self.program.rules.len()).collect();
         match &self.classifier {
             Some(Classifier::Bits(c)) if p.l3 == L3::Ip => {
-                c.candidates(p, class, &mut self.candidates.bits);
-                let ones = self.candidates.bits.iter().map(|w| w.count_ones() as usize);
-                ones.sum()
+                let bits = &mut self.candidates.bits;
+                c.candidates(p, class, bits);
+                let rules = self.program.rules.len();
+                let set = |(k, &word): (usize, &u64)| {
+                    (0..64)
+                        .filter(move |b| word >> b & 1 == 1)
+                        .map(move |b| k * 64 + b)
+                };
+                bits.iter()
+                    .enumerate()
+                    .flat_map(set)
+                    .filter(|&r| r < rules)
+                    .collect()
             }
             Some(Classifier::Trie(c)) if p.l3 == L3::Ip => {
-                let mut list = Vec::new(); // statistics only, not the packet path
+                let mut list = Vec::new();
                 if c.candidates(p, class, &mut list) {
-                    list.len()
+                    list.into_iter().map(|r| r as usize).collect()
                 } else {
-                    all
+                    all()
                 }
             }
-            _ => all,
+            _ => all(),
         }
+    }
+
+    /// Rule `rule`'s instructions run for `p` alone, as `explain` shows a
+    /// rule the walk did not try: nothing is counted and no state moves.
+    pub fn trace_rule(&self, p: &Packet, rule: usize) -> RuleTrace {
+        let mut trace = Trace::default();
+        let matched = match self.dispatch {
+            DispatchKind::Match => {
+                rule_matches::<MatchDispatch, _>(&self.program, &self.env, p, rule, &mut trace)
+            }
+            DispatchKind::Table => {
+                rule_matches::<TableDispatch, _>(&self.program, &self.env, p, rule, &mut trace)
+            }
+        };
+        trace.rule(rule, matched);
+        trace.rules.pop().unwrap_or_default()
     }
 
     /// Bytes the classifier holds (0 when off).

@@ -181,7 +181,7 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
 /// Where `skipto tablearg` goes: the first rule numbered at or after the
 /// table value, if that is past this rule; else the next rule (ipfw never
 /// jumps back).
-fn tablearg_target(prog: &Program, ri: usize, p: &Packet) -> usize {
+pub fn tablearg_target(prog: &Program, ri: usize, p: &Packet) -> usize {
     prog.tablearg(ri, p)
         .map(|v| prog.first_rule_at(v))
         .filter(|&t| t > ri)
@@ -211,7 +211,7 @@ impl StateCtx<'_> {
 
 /// True when every instruction of rule `ri` matches (or-blocks aside).
 #[inline(always)]
-fn rule_matches<D: Dispatch, O: Observer>(
+pub(crate) fn rule_matches<D: Dispatch, O: Observer>(
     prog: &Program,
     env: &Env,
     p: &Packet,

@@ -21,7 +21,8 @@ mod state;
 pub use compile::{compile, CompileOptions};
 pub use engine::{Decision, DispatchKind, Engine, Policy, Stats, WalkKind, CLASSIFY_FROM_RULES};
 pub use eval::{
-    evaluate, CandidateBits, Linear, NoObserver, Observer, RuleCounter, StateCtx, Walk, MAX_CALLS,
+    evaluate, tablearg_target, CandidateBits, Linear, NoObserver, Observer, RuleCounter, StateCtx,
+    Walk, MAX_CALLS,
 };
 pub use explain::{CostCounter, RuleTrace, Trace};
 pub use log::{LogFormat, Logger};

@@ -9,12 +9,17 @@
 //!
 //! Memory is bounded: at most `dyn_max` states (a slab of that many slots
 //! at most, plus the index), and a `limit` counter exists only while one of
-//! its states lives. When the table is full a new state is refused and the
-//! packet denied, as ipfw does; the refusal is counted.
+//! its states lives. The slab and the index are sized for `dyn_max` when
+//! the table is made, so they never grow (a growing hash table briefly
+//! holds its old and new buckets), and the limit counters when the first
+//! `limit` state is made: [`StateTable::memory_for`] is the whole bound.
+//! When the table is full a new state is refused and the packet denied, as
+//! ipfw does; the refusal is counted.
 
 use crate::program::Program;
 use serde::Serialize;
 use std::collections::HashMap;
+use std::mem::size_of;
 use weir_wire::{tcp, Packet};
 
 const NS: u64 = 1_000_000_000;
@@ -197,6 +202,9 @@ pub struct StateTable {
     free: Vec<u32>,
     index: HashMap<FlowKey, u32, ahash::RandomState>,
     limits: HashMap<LimitKey, u32, ahash::RandomState>,
+    /// Whether `limits` was made (for `dyn_max` entries, when the first
+    /// `limit` state came).
+    limit_counters: bool,
     now_ns: u64,
     next_sweep_ns: u64,
     stats: StateStats,
@@ -213,14 +221,17 @@ pub struct Found {
 
 impl StateTable {
     pub fn new(config: StateConfig) -> StateTable {
+        let max = config.dyn_max as usize;
         StateTable {
             config,
-            slots: Vec::new(),
-            free: Vec::new(),
+            // Address space only: pages are touched as states come.
+            slots: Vec::with_capacity(max),
+            free: Vec::with_capacity(max),
             // ahash's per-process random keys: crafted flows cannot aim at
             // one bucket chain.
-            index: HashMap::default(),
+            index: HashMap::with_capacity_and_hasher(max, Default::default()),
             limits: HashMap::default(),
+            limit_counters: false,
             now_ns: 0,
             next_sweep_ns: 0,
             stats: StateStats::default(),
@@ -299,6 +310,10 @@ impl StateTable {
         let limit_key = match limit {
             Some((mask, count)) => {
                 let lk = LimitKey::of(rule, mask, p);
+                if !self.limit_counters {
+                    self.limits.reserve(self.config.dyn_max as usize);
+                    self.limit_counters = true;
+                }
                 let n = self.limits.get(&lk).copied().unwrap_or(0);
                 if n >= count {
                     self.stats.refused_limit += 1;
@@ -367,14 +382,34 @@ impl StateTable {
     }
 
     /// Bytes held, an upper estimate: slots, free list, and both indexes.
+    /// The indexes are made for `dyn_max` entries and never hold more, so
+    /// they never grow and their size follows from it (their `capacity`
+    /// drops as removals leave tombstones, so it cannot tell).
     pub fn memory(&self) -> usize {
-        use std::mem::size_of;
-        let index_entry = size_of::<FlowKey>() + size_of::<u32>() + 1;
-        let limit_entry = size_of::<LimitKey>() + size_of::<u32>() + 1;
+        let max = self.config.dyn_max as usize;
+        let limit_counters = if self.limit_counters {
+            map_bytes::<LimitKey>(max)
+        } else {
+            0
+        };
         self.slots.capacity() * size_of::<Option<DynState>>()
             + self.free.capacity() * size_of::<u32>()
-            + self.index.capacity() * index_entry
-            + self.limits.capacity() * limit_entry
+            + map_bytes::<FlowKey>(max)
+            + limit_counters
+    }
+
+    /// The most bytes a table of `dyn_max` states can hold, with or without
+    /// `limit` counters: every slot used and freed once, both indexes full.
+    pub fn memory_for(dyn_max: u32, limits: bool) -> usize {
+        let max = dyn_max as usize;
+        let limit_counters = if limits {
+            map_bytes::<LimitKey>(max)
+        } else {
+            0
+        };
+        max * (size_of::<Option<DynState>>() + size_of::<u32>())
+            + map_bytes::<FlowKey>(max)
+            + limit_counters
     }
 
     /// The live states, in rule order, as `ipfw -d show` lists them.
@@ -417,6 +452,17 @@ impl StateTable {
         });
         out
     }
+}
+
+/// Heap bytes of a hash map of `K` → `u32` made for `capacity` entries:
+/// hashbrown keeps a power of two of buckets (at least 8/7 of the entries),
+/// each an entry and a control byte, and 16 control bytes more.
+fn map_bytes<K>(capacity: usize) -> usize {
+    if capacity == 0 {
+        return 0;
+    }
+    let buckets = (capacity.saturating_mul(8) / 7).next_power_of_two().max(4);
+    buckets * (size_of::<(K, u32)>() + 1) + 16
 }
 
 /// How long the state lives after this packet: ipfw's per-protocol
@@ -529,6 +575,39 @@ mod tests {
         t.set_time(u64::from(c.dyn_syn_lifetime) * NS);
         assert_eq!(t.stats().live, 0);
         assert!(t.install(0, None, &tcp_packet(1, 9, 2, 80, tcp::SYN)));
+    }
+
+    #[test]
+    fn memory_is_bounded_by_memory_for() {
+        for (dyn_max, limits) in [(1, false), (100, true), (65_536, false), (65_536, true)] {
+            let mut t = StateTable::new(StateConfig {
+                dyn_max,
+                ..StateConfig::default()
+            });
+            let lim = limits.then_some((limit::SRC_PORT, 1));
+            for port in 0..=dyn_max.min(70_000) {
+                t.install(0, lim, &tcp_packet(1, port as u16, 2, 80, tcp::SYN));
+            }
+            // Everything expires: the free list fills too.
+            t.set_time(1000 * NS);
+            let bound = StateTable::memory_for(dyn_max, limits);
+            assert!(
+                t.memory() <= bound,
+                "{dyn_max} {limits}: {} > {bound}",
+                t.memory()
+            );
+            assert!(
+                t.memory() * 10 >= bound * 9,
+                "{dyn_max} {limits}: the bound is tight"
+            );
+        }
+        // The documented figures (README, "Stateful rules").
+        let mib = |b: usize| b as f64 / f64::from(1 << 20);
+        assert!(mib(StateTable::memory_for(65_536, false)) < 17.5);
+        assert!(mib(StateTable::memory_for(65_536, true)) < 25.7);
+        let cap = weir_rules::DYN_MAX_CAP;
+        assert!(mib(StateTable::memory_for(cap, false)) < 280.0);
+        assert!(mib(StateTable::memory_for(cap, true)) <= 416.0);
     }
 
     #[test]

@@ -60,6 +60,22 @@ pub const STATE_SETTINGS: &[(&str, u32)] = &[
     ("dyn_short_lifetime", 5),
 ];
 
+/// The most states `dyn_max` may allow: 2^20. The state table's whole
+/// memory is then at most 416 MiB (README, "Stateful rules").
+pub const DYN_MAX_CAP: u32 = 1 << 20;
+
+/// Why `value` is refused for tunable `name` (a name from
+/// [`STATE_SETTINGS`]), if it is.
+pub fn setting_error(name: &str, value: u32) -> Option<String> {
+    match name {
+        "dyn_max" if value == 0 => Some("dyn_max must be at least 1".into()),
+        "dyn_max" if value > DYN_MAX_CAP => Some(format!(
+            "dyn_max {value} is over the cap of {DYN_MAX_CAP} states (at most 416 MiB of state table)"
+        )),
+        _ => None,
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rule {
     /// The rule number (after ipfw's auto-numbering, 1..=65534).

@@ -42,7 +42,7 @@ pub fn lex_line(text: &str, line_no: u32) -> Line<'_> {
     let mut tokens = Vec::new();
     let mut comment = None;
     let mut chars = text.char_indices().peekable();
-    let col_of = |byte: usize| text[..byte].chars().count() as u32 + 1;
+    let mut cols = Columns::default();
     while let Some(&(start, c)) = chars.peek() {
         if c.is_whitespace() {
             chars.next();
@@ -55,10 +55,11 @@ pub fn lex_line(text: &str, line_no: u32) -> Line<'_> {
             comment = Some(text[start + 2..].trim());
             break;
         }
+        let col = cols.at(text, start);
         let span = |len: usize| Span {
             line: line_no,
-            col: col_of(start),
-            len: len as u32,
+            col,
+            len: u32::try_from(len).unwrap_or(u32::MAX),
         };
         let single = match c {
             '{' => Some(Tok::LBrace),
@@ -99,6 +100,26 @@ pub fn lex_line(text: &str, line_no: u32) -> Line<'_> {
     Line { tokens, comment }
 }
 
+/// Columns of byte offsets met in increasing order, each counted on from
+/// the last, so a line costs one pass however many tokens it has.
+#[derive(Default)]
+struct Columns {
+    byte: usize,
+    col: u32,
+}
+
+impl Columns {
+    /// The 1-based column, in characters, of byte offset `byte` of `text`.
+    fn at(&mut self, text: &str, byte: usize) -> u32 {
+        let skipped = text.get(self.byte..byte).map_or(0, |s| s.chars().count());
+        self.col = self
+            .col
+            .saturating_add(u32::try_from(skipped).unwrap_or(u32::MAX));
+        self.byte = self.byte.max(byte);
+        self.col + 1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +136,29 @@ mod tests {
         assert_eq!(line.tokens[0].span.line, 3);
         assert_eq!(line.tokens[3].span.col, 18);
         assert!(line.comment.is_none());
+    }
+
+    #[test]
+    fn columns_count_characters_not_bytes() {
+        let line = lex_line("deny ip from é\u{1F600},x to any // ü", 1);
+        let cols: Vec<(&str, u32, u32)> = line
+            .tokens
+            .iter()
+            .map(|t| (t.text(), t.span.col, t.span.len))
+            .collect();
+        assert_eq!(
+            cols,
+            [
+                ("deny", 1, 4),
+                ("ip", 6, 2),
+                ("from", 9, 4),
+                ("é\u{1F600}", 14, 2),
+                (",", 16, 1),
+                ("x", 17, 1),
+                ("to", 19, 2),
+                ("any", 22, 3),
+            ]
+        );
     }
 
     #[test]

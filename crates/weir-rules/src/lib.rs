@@ -3,7 +3,8 @@
 //! `lex` splits a line into words → `parse` builds a [`Rule`] per line
 //! (auto-numbering as ipfw does) → `print` writes the canonical form.
 //! Errors carry a [`Span`] and render as `file:line:col: message` with a
-//! caret. Names (protocols, services) stay names here; the engine resolves
+//! caret; a file read as bytes ([`Source`]) may carry a byte-order mark,
+//! CRLF line ends and non-UTF-8 comments. Names (protocols, services) stay names here; the engine resolves
 //! them with [`Names`] when it compiles the ruleset. [`ppp`] reads FreeBSD
 //! ppp's `set filter` lines (alone, or in a ppp.conf) and translates them
 //! into the same tree.
@@ -16,9 +17,11 @@ pub mod names;
 mod parse;
 pub mod ppp;
 mod print;
+mod source;
 
 pub use ast::*;
-pub use diag::Diagnostic;
+pub use diag::{render_all, Diagnostic, Errors, MAX_ERRORS};
 pub use names::Names;
-pub use parse::{parse, parse_addr, parse_rule, AUTOINC_STEP, MAX_RULE_NUMBER};
+pub use parse::{parse, parse_addr, parse_rule, parse_source, AUTOINC_STEP, MAX_RULE_NUMBER};
 pub use print::{print_ruleset, range_list};
+pub use source::{BadByte, Source};

@@ -8,8 +8,9 @@
 //! together; any error means no ruleset at all.
 
 use crate::ast::*;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Errors};
 use crate::lex::{lex_line, Tok, Token};
+use crate::source::Source;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Rule numbers run 1..=65534; 65535 is the implicit default rule.
@@ -21,13 +22,22 @@ type PResult<T> = Result<T, Diagnostic>;
 
 /// Parses a whole rule file.
 pub fn parse(source: &str) -> Result<Ruleset, Vec<Diagnostic>> {
+    parse_source(&Source::new(source.as_bytes()))
+}
+
+/// Parses a rule file read as bytes ([`Source`]): a non-UTF-8 byte in a
+/// rule is an error at its place, one in a comment is not.
+pub fn parse_source(source: &Source) -> Result<Ruleset, Vec<Diagnostic>> {
     let mut rs = Ruleset::default();
-    let mut errors = Vec::new();
+    let mut errors = Errors::default();
     let mut last_number: u16 = 0;
-    for (i, text) in source.lines().enumerate() {
-        let line_no = u32::try_from(i + 1).unwrap_or(u32::MAX);
+    for (line_no, text) in source.lines() {
         let line = lex_line(text, line_no);
-        if line.tokens.is_empty() {
+        let Some(last) = line.tokens.last() else {
+            continue;
+        };
+        if let Err(e) = source.check_code(line_no, last.span) {
+            errors.push(e);
             continue;
         }
         let mut p = Parser::new(&line.tokens, line_no, text);
@@ -44,11 +54,7 @@ pub fn parse(source: &str) -> Result<Ruleset, Vec<Diagnostic>> {
             errors.push(e);
         }
     }
-    if errors.is_empty() {
-        Ok(rs)
-    } else {
-        Err(errors)
-    }
+    errors.finish(rs)
 }
 
 enum LineKind {
@@ -276,8 +282,8 @@ impl<'t, 'a> Parser<'t, 'a> {
         let value = parse_u64(v)
             .and_then(|n| u32::try_from(n).ok())
             .ok_or_else(|| Diagnostic::new(vspan, format!("expected a number, found '{v}'")))?;
-        if name == "dyn_max" && value == 0 {
-            return Err(Diagnostic::new(vspan, "dyn_max must be at least 1"));
+        if let Some(why) = setting_error(name, value) {
+            return Err(Diagnostic::new(vspan, why));
         }
         self.end_of_line()?;
         Ok(Setting {
@@ -309,11 +315,16 @@ impl<'t, 'a> Parser<'t, 'a> {
             .peek_word()
             .is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit()))
         {
-            let (n, span) = self.number::<u16>("rule number", u64::from(MAX_RULE_NUMBER))?;
-            if n == 0 {
-                return Err(Diagnostic::new(span, "rule number must be 1..65534"));
-            }
-            n
+            let (w, span) = self.word("rule number")?;
+            parse_u64(w)
+                .filter(|n| (1..=u64::from(MAX_RULE_NUMBER)).contains(n))
+                .map(|n| n as u16)
+                .ok_or_else(|| {
+                    Diagnostic::new(
+                        span,
+                        format!("rule number must be 1..{MAX_RULE_NUMBER}, found '{w}'"),
+                    )
+                })?
         } else {
             last_number
                 .checked_add(AUTOINC_STEP)

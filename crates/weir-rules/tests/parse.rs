@@ -329,6 +329,12 @@ mod roundtrip {
 
     fn setting() -> impl Strategy<Value = Setting> {
         (prop::sample::select(STATE_SETTINGS.to_vec()), 1u32..).prop_map(|((name, _), value)| {
+            // dyn_max is capped; the lifetimes take any number.
+            let value = if name == "dyn_max" {
+                value % DYN_MAX_CAP + 1
+            } else {
+                value
+            };
             Setting {
                 name: name.to_owned(),
                 value,

@@ -15,6 +15,7 @@ use std::fmt;
 
 use crate::prefix::{parse_entry, Entry};
 use crate::table::{AddError, Builder, Limits};
+use weir_rules::Source;
 
 /// Reading stops after this many errors (the last one says so), so a
 /// hostile file cannot make the error list itself huge.
@@ -49,9 +50,24 @@ pub fn parse_table_file_with(
     text: &str,
     limits: Limits,
 ) -> Result<Builder, Vec<LineError>> {
+    parse_table_source_with(name, &Source::new(text.as_bytes()), limits)
+}
+
+/// [`parse_table_file`] for a file read as bytes: a byte-order mark and
+/// non-UTF-8 comments are fine, a non-UTF-8 byte in an entry is an error.
+pub fn parse_table_source(name: &str, source: &Source) -> Result<Builder, Vec<LineError>> {
+    parse_table_source_with(name, source, Limits::default())
+}
+
+/// [`parse_table_source`] with explicit limits.
+pub fn parse_table_source_with(
+    name: &str,
+    source: &Source,
+    limits: Limits,
+) -> Result<Builder, Vec<LineError>> {
     let mut builder = Builder::with_limits(limits);
     let mut errors = Vec::new();
-    for (i, raw) in text.split('\n').enumerate() {
+    for (i, raw) in source.text().split('\n').enumerate() {
         let line = i + 1;
         let content = raw.split('#').next().unwrap_or("");
         let content = content.strip_suffix('\r').unwrap_or(content);
@@ -59,6 +75,17 @@ pub fn parse_table_file_with(
             continue;
         }
         let col = |byte: usize| column(raw, byte);
+        let line_no = u32::try_from(line).unwrap_or(u32::MAX);
+        let end = u32::try_from(col(content.trim_end().len())).unwrap_or(u32::MAX);
+        if let Some(bad) = source.bad_byte_before(line_no, end) {
+            let d = bad.diagnostic();
+            errors.push(LineError {
+                line,
+                col: d.span.col as usize,
+                message: d.message,
+            });
+            continue;
+        }
         match parse_entry(content) {
             Ok(Entry { prefix, value }) => match builder.add(prefix, value) {
                 Ok(()) => {}
@@ -176,6 +203,21 @@ mod tests {
     }
 
     #[test]
+    fn files_as_people_save_them() {
+        let saved = b"\xef\xbb\xbf# liste noire, r\xe9seaux\r\n10.0.0.0/8 7\r\n2001:db8::/32 # pr\xe9fixe\r\n";
+        let b = parse_table_source("t", &Source::new(saved)).unwrap();
+        assert_eq!(b.len(), 2);
+        assert_eq!(b.get(Prefix::v4(0x0a00_0000, 8).unwrap()), Some(7));
+        let err =
+            parse_table_source("t", &Source::new(b"10.0.0.0/8\n  10.1.0.0/16 \xff\n")).unwrap_err();
+        assert_eq!(
+            err[0].to_string(),
+            "2:15: byte 0xFF is not UTF-8 (only comments may hold other text)"
+        );
+        assert_eq!(err.len(), 1);
+    }
+
+    #[test]
     fn too_many_entries_stops_with_an_error() {
         let limits = Limits {
             max_entries: 2,
@@ -186,7 +228,7 @@ mod tests {
         assert_eq!(err.len(), 1);
         assert_eq!(
             err[0].to_string(),
-            "3:1: table big: table has more than 2 entries"
+            "3:1: table big: table is over its cap of 2 entries"
         );
     }
 

@@ -18,6 +18,9 @@ mod prefix;
 mod ranges;
 mod table;
 
-pub use file::{parse_table_file, parse_table_file_with, LineError, MAX_ERRORS};
+pub use file::{
+    parse_table_file, parse_table_file_with, parse_table_source, parse_table_source_with,
+    LineError, MAX_ERRORS,
+};
 pub use prefix::{parse_entry, parse_prefix, parse_value, Entry, Prefix, TokenError};
 pub use table::{AddError, BuildError, Builder, Limits, Table};

@@ -41,7 +41,7 @@ impl Key for u32 {
 
 /// An IPv6 address as two `u64` halves: alignment 8 instead of `u128`'s
 /// 16, so a range slot takes 24 bytes instead of 32.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Wide {
     hi: u64,
     lo: u64,
@@ -143,7 +143,7 @@ impl<K: Key> Ranges<K> {
 
     /// Builds from prefixes sorted by (start, len) ascending, nested or
     /// disjoint (prefixes always are), without duplicates.
-    pub(crate) fn build(spans: &[Span]) -> Ranges<K> {
+    pub(crate) fn build(spans: impl IntoIterator<Item = Span>) -> Ranges<K> {
         let mut out = RangeWriter::<K>::default();
         // Enclosing prefixes of the current position: (end, code), innermost last.
         let mut open: Vec<(u128, ResultCode)> = Vec::with_capacity(K::BITS as usize + 1);

@@ -3,8 +3,13 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::Hash;
+
+use ahash::RandomState;
 use std::mem::size_of;
 use std::net::IpAddr;
+
+use hashbrown::HashTable;
 
 use crate::prefix::{Entry, Prefix};
 use crate::ranges::{Key, Ranges, ResultCode, Span, Wide, MAX_PREFIXES};
@@ -15,13 +20,16 @@ use crate::ranges::{Key, Ranges, ResultCode, Span, Wide, MAX_PREFIXES};
 pub struct Limits {
     /// Most entries (both families together) a builder accepts.
     pub max_entries: usize,
-    /// Most heap bytes a built [`Table`] may hold ([`Table::memory_bytes`]).
+    /// Most heap bytes the whole load may take: the builder's entries and
+    /// index, and at [`Builder::build`] the sort order and the built
+    /// [`Table`] beside them ([`Builder::load_bytes`]).
     pub max_bytes: usize,
 }
 
 impl Default for Limits {
     /// 4M entries and 512 MiB: four times the 1M-prefix tables the project
-    /// targets, whose built form takes under 64 MiB.
+    /// targets. 4M IPv6 entries, the most memory a table can take, need
+    /// about 400 MiB in all.
     fn default() -> Self {
         Limits {
             max_entries: 4_000_000,
@@ -49,7 +57,9 @@ impl fmt::Display for AddError {
                     "duplicate entry: already in the table with value {existing}"
                 )
             }
-            AddError::TooManyEntries { max } => write!(f, "table has more than {max} entries"),
+            AddError::TooManyEntries { max } => {
+                write!(f, "table is over its cap of {max} entries")
+            }
         }
     }
 }
@@ -59,7 +69,7 @@ impl std::error::Error for AddError {}
 /// Why a table could not be built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BuildError {
-    /// The built table would need more than [`Limits::max_bytes`].
+    /// Loading and building would need more than [`Limits::max_bytes`].
     TooBig { needed: usize, max: usize },
     /// One family has more prefixes than the structure can number
     /// (`MAX_PREFIXES`, about 67M; only reachable with raised limits).
@@ -71,7 +81,9 @@ impl fmt::Display for BuildError {
         match self {
             BuildError::TooBig { needed, max } => write!(
                 f,
-                "table would need {needed} bytes, more than the limit of {max}"
+                "table would need {} to build, more than the cap of {}",
+                Bytes(*needed),
+                Bytes(*max)
             ),
             BuildError::TooManyPrefixes { max } => {
                 write!(f, "table has more than {max} prefixes of one family")
@@ -82,16 +94,77 @@ impl fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
+/// A size as people read it: whole MiB when there are any, else bytes.
+struct Bytes(usize);
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 >= 1 << 20 {
+            write!(f, "{} MiB", self.0.div_ceil(1 << 20))
+        } else {
+            write!(f, "{} bytes", self.0)
+        }
+    }
+}
+
 /// Collects entries, then [`Builder::build`]s a [`Table`].
 ///
 /// Duplicates are refused, as `ipfw table NAME add` refuses them: adding a
 /// prefix that is already present (after host bits are cleared) returns
 /// [`AddError::Duplicate`] and leaves the first value in place.
+///
+/// Entries are kept in a flat list per family (12 bytes an IPv4 entry, 24
+/// an IPv6 one) with a hash index of positions beside it (4 bytes a slot),
+/// a third of what a map of prefixes to values takes.
 #[derive(Clone, Debug, Default)]
 pub struct Builder {
-    v4: HashMap<(u32, u8), u32>,
-    v6: HashMap<(u128, u8), u32>,
+    v4: Family<u32>,
+    v6: Family<Wide>,
     limits: Limits,
+    /// Keyed per builder: crafted files cannot aim at one bucket chain.
+    hasher: RandomState,
+}
+
+/// One family's entries in the order added, and the index that finds one.
+#[derive(Clone, Debug, Default)]
+struct Family<A> {
+    entries: Vec<Stored<A>>,
+    index: HashTable<u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Stored<A> {
+    addr: A,
+    value: u32,
+    len: u8,
+}
+
+impl<A: Key + Hash> Family<A> {
+    fn get(&self, hasher: &RandomState, addr: A, len: u8) -> Option<u32> {
+        let found = self.index.find(hasher.hash_one((addr, len)), |&i| {
+            let e = self.entries[i as usize];
+            (e.addr, e.len) == (addr, len)
+        })?;
+        Some(self.entries[*found as usize].value)
+    }
+
+    fn insert(&mut self, hasher: &RandomState, addr: A, len: u8, value: u32) {
+        let Family { entries, index } = self;
+        index.insert_unique(hasher.hash_one((addr, len)), entries.len() as u32, |&i| {
+            let e = entries[i as usize];
+            hasher.hash_one((e.addr, e.len))
+        });
+        entries.push(Stored { addr, value, len });
+    }
+
+    fn bytes(&self) -> usize {
+        // The index: a power of two of slots, 7/8 usable, a control byte each.
+        let slots = match self.index.capacity() {
+            0 => 0,
+            c => (c * 8 / 7).next_power_of_two(),
+        };
+        self.entries.capacity() * size_of::<Stored<A>>() + slots * (size_of::<u32>() + 1)
+    }
 }
 
 impl Builder {
@@ -112,22 +185,33 @@ impl Builder {
 
     /// Adds `prefix` with `value`.
     pub fn add(&mut self, prefix: Prefix, value: u32) -> Result<(), AddError> {
-        let existing = match prefix {
-            Prefix::V4 { addr, len } => self.v4.get(&(addr, len)),
-            Prefix::V6 { addr, len } => self.v6.get(&(addr, len)),
-        };
-        if let Some(&existing) = existing {
+        self.add_beside(&Builder::new(), prefix, value)
+    }
+
+    /// Adds an entry to be built together with `base` ([`build_with`]): a
+    /// prefix already in `base` is a duplicate too, and `base`'s entries
+    /// count towards the cap. A ruleset's `table NAME add` lines join a
+    /// table file this way, without a copy of it.
+    ///
+    /// [`build_with`]: Builder::build_with
+    pub fn add_beside(
+        &mut self,
+        base: &Builder,
+        prefix: Prefix,
+        value: u32,
+    ) -> Result<(), AddError> {
+        if let Some(existing) = base.get(prefix).or_else(|| self.get(prefix)) {
             return Err(AddError::Duplicate { existing });
         }
-        if self.len() >= self.limits.max_entries {
-            return Err(AddError::TooManyEntries {
-                max: self.limits.max_entries,
-            });
+        let max = self.limits.max_entries;
+        if base.len() + self.len() >= max {
+            return Err(AddError::TooManyEntries { max });
         }
+        let hasher = &self.hasher;
         match prefix {
-            Prefix::V4 { addr, len } => self.v4.insert((addr, len), value),
-            Prefix::V6 { addr, len } => self.v6.insert((addr, len), value),
-        };
+            Prefix::V4 { addr, len } => self.v4.insert(hasher, addr, len, value),
+            Prefix::V6 { addr, len } => self.v6.insert(hasher, Wide::from_u128(addr), len, value),
+        }
         Ok(())
     }
 
@@ -138,13 +222,13 @@ impl Builder {
     /// The value stored for exactly this prefix (not a longest-prefix match).
     pub fn get(&self, prefix: Prefix) -> Option<u32> {
         match prefix {
-            Prefix::V4 { addr, len } => self.v4.get(&(addr, len)).copied(),
-            Prefix::V6 { addr, len } => self.v6.get(&(addr, len)).copied(),
+            Prefix::V4 { addr, len } => self.v4.get(&self.hasher, addr, len),
+            Prefix::V6 { addr, len } => self.v6.get(&self.hasher, Wide::from_u128(addr), len),
         }
     }
 
     pub fn len(&self) -> usize {
-        self.v4.len() + self.v6.len()
+        self.v4.entries.len() + self.v6.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -153,8 +237,15 @@ impl Builder {
 
     /// Every entry, IPv4 first, each family sorted by address then length.
     pub fn entries(&self) -> Vec<Entry> {
-        let mut v4: Vec<_> = self.v4.iter().map(|(&(a, l), &v)| (a, l, v)).collect();
-        let mut v6: Vec<_> = self.v6.iter().map(|(&(a, l), &v)| (a, l, v)).collect();
+        let mut v4: Vec<_> = self
+            .v4
+            .entries
+            .iter()
+            .map(|e| (e.addr, e.len, e.value))
+            .collect();
+        let mut v6: Vec<_> = (self.v6.entries.iter())
+            .map(|e| (e.addr.to_u128(), e.len, e.value))
+            .collect();
         v4.sort_unstable();
         v6.sort_unstable();
         let v4 = v4.into_iter().map(|(addr, len, value)| Entry {
@@ -168,65 +259,148 @@ impl Builder {
         v4.chain(v6).collect()
     }
 
-    /// Builds the lookup structure. Fails, before allocating it, if it
-    /// would exceed [`Limits::max_bytes`].
+    /// Heap bytes the builder holds now.
+    pub fn memory_bytes(&self) -> usize {
+        self.v4.bytes() + self.v6.bytes()
+    }
+
+    /// The most heap bytes loading these builders and building their table
+    /// takes at once: the builders, and at build time the result codes, the
+    /// sort order and the table.
+    pub fn load_bytes(parts: &[&Builder]) -> usize {
+        let count = |f: fn(&Builder) -> usize| parts.iter().map(|b| f(b)).sum::<usize>();
+        let (v4, v6) = (count(|b| b.v4.entries.len()), count(|b| b.v6.entries.len()));
+        count(Builder::memory_bytes) + build_bytes(v4, v6)
+    }
+
+    /// Builds the lookup structure. Fails, before allocating it, if the
+    /// whole load would exceed [`Limits::max_bytes`].
     pub fn build(&self) -> Result<Table, BuildError> {
-        let needed = Ranges::<u32>::bytes_for(self.v4.len())
-            + Ranges::<Wide>::bytes_for(self.v6.len())
-            + self.len() * size_of::<u32>();
-        if self.v4.len().max(self.v6.len()) > MAX_PREFIXES {
+        self.build_with(&Builder::new())
+    }
+
+    /// Builds one table from this builder's entries and `more`'s (filled
+    /// with [`add_beside`](Builder::add_beside)), leaving both as they are.
+    pub fn build_with(&self, more: &Builder) -> Result<Table, BuildError> {
+        let (len_v4, len_v6) = (
+            self.v4.entries.len() + more.v4.entries.len(),
+            self.v6.entries.len() + more.v6.entries.len(),
+        );
+        if len_v4.max(len_v6) > MAX_PREFIXES {
             return Err(BuildError::TooManyPrefixes { max: MAX_PREFIXES });
         }
+        let needed = Builder::load_bytes(&[self, more]);
         if needed > self.limits.max_bytes {
             return Err(BuildError::TooBig {
                 needed,
                 max: self.limits.max_bytes,
             });
         }
-        let mut values = ValueCodes::default();
-        let v4 = spans(
-            self.v4.iter().map(|(&(a, l), &v)| (a as u128, l, v)),
-            &mut values,
-        );
-        let v6 = spans(self.v6.iter().map(|(&(a, l), &v)| (a, l, v)), &mut values);
-        let mut values = values.values;
-        values.shrink_to_fit();
+        let codes = ValueCodes::new([self, more]);
+        let v4 = Ranges::build(sorted_spans(&self.v4, &more.v4, &codes.v4));
+        let v6 = Ranges::build(sorted_spans(&self.v6, &more.v6, &codes.v6));
         Ok(Table {
-            v4: Ranges::build(&v4),
-            v6: Ranges::build(&v6),
-            values,
-            len_v4: self.v4.len(),
-            len_v6: self.v6.len(),
+            v4,
+            v6,
+            values: codes.values,
+            len_v4,
+            len_v6,
         })
     }
 }
 
-/// Sorted spans for one family, values turned into result codes.
-fn spans(entries: impl Iterator<Item = (u128, u8, u32)>, values: &mut ValueCodes) -> Vec<Span> {
-    let mut spans: Vec<Span> = entries
-        .map(|(start, len, value)| Span {
-            start,
-            len,
-            code: values.code(value),
-        })
-        .collect();
-    spans.sort_unstable_by_key(|s| (s.start, s.len));
-    spans
+/// The most heap bytes building a table of `v4` and `v6` entries takes
+/// beside its builders: first the result codes are made; then, with the
+/// codes and the values kept, each family is sorted and its ranges built.
+fn build_bytes(v4: usize, v6: usize) -> usize {
+    let codes = (v4 + v6) * 2 * size_of::<u32>();
+    let building = v4.max(v6) * size_of::<u32>()
+        + Ranges::<u32>::bytes_for(v4)
+        + Ranges::<Wide>::bytes_for(v6);
+    ValueCodes::bytes_for(v4 + v6).max(codes + building)
 }
 
-/// Distinct values, numbered from 1 (0 means "no match").
-#[derive(Default)]
+/// One family's entries from two builders as spans sorted by (start, len),
+/// with their result codes (`codes`, in the same order as the entries).
+/// Sorts positions (4 bytes each), not copies of the entries.
+fn sorted_spans<'a, A: Key>(
+    a: &'a Family<A>,
+    b: &'a Family<A>,
+    codes: &'a [ResultCode],
+) -> impl Iterator<Item = Span> + 'a {
+    let at = move |i: u32| {
+        let i = i as usize;
+        let e = a
+            .entries
+            .get(i)
+            .or_else(|| b.entries.get(i - a.entries.len()))
+            .copied()
+            .expect("a position into one of the two lists");
+        (e, codes.get(i).copied().unwrap_or(0))
+    };
+    let mut order: Vec<u32> = (0..(a.entries.len() + b.entries.len()) as u32).collect();
+    order.sort_unstable_by_key(|&i| {
+        let (e, _) = at(i);
+        (e.addr, e.len)
+    });
+    order.into_iter().map(move |i| {
+        let (e, code) = at(i);
+        Span {
+            start: e.addr.to_u128(),
+            len: e.len,
+            code,
+        }
+    })
+}
+
+/// The codes of one family's entries, in order, in a list made to size.
+fn codes_of<A>(
+    families: [&Family<A>; 2],
+    code: &mut impl FnMut(u32) -> ResultCode,
+) -> Vec<ResultCode> {
+    let mut out = Vec::with_capacity(families.iter().map(|f| f.entries.len()).sum());
+    out.extend(
+        families
+            .iter()
+            .flat_map(|f| &f.entries)
+            .map(|e| code(e.value)),
+    );
+    out
+}
+
+/// Each entry's result code, per family in the builders' order, and the
+/// distinct values they stand for: code r means `values[r - 1]` (0 means
+/// "no match"), numbered in order of first appearance.
 struct ValueCodes {
-    codes: HashMap<u32, ResultCode>,
+    v4: Vec<ResultCode>,
+    v6: Vec<ResultCode>,
     values: Vec<u32>,
 }
 
 impl ValueCodes {
-    fn code(&mut self, value: u32) -> ResultCode {
-        *self.codes.entry(value).or_insert_with(|| {
-            self.values.push(value);
-            self.values.len() as ResultCode
-        })
+    /// The value map lives only while the codes are made, so its memory is
+    /// free again before the ranges are built.
+    fn new(parts: [&Builder; 2]) -> ValueCodes {
+        let mut map: HashMap<u32, ResultCode, RandomState> = HashMap::default();
+        let mut values = Vec::new();
+        let mut code = |value: u32| {
+            *map.entry(value).or_insert_with(|| {
+                values.push(value);
+                values.len() as ResultCode
+            })
+        };
+        let v4 = codes_of([&parts[0].v4, &parts[1].v4], &mut code);
+        let v6 = codes_of([&parts[0].v6, &parts[1].v6], &mut code);
+        values.shrink_to_fit();
+        ValueCodes { v4, v6, values }
+    }
+
+    /// The most bytes making the codes of `n` entries takes at once: every
+    /// value distinct, the map at a power of two of buckets, the values
+    /// growing by doubling, and a code per entry.
+    fn bytes_for(n: usize) -> usize {
+        let buckets = (n * 8 / 7).next_power_of_two();
+        buckets * (2 * size_of::<u32>() + 1) + 3 * n * size_of::<u32>()
     }
 }
 
@@ -442,6 +616,70 @@ mod tests {
         b.add(parse_prefix("a00::/8").unwrap(), 4).unwrap();
         assert_eq!(b.len(), 3);
         assert_eq!(b.build().unwrap().lookup_v4(v4("10.200.0.0")), Some(1));
+    }
+
+    #[test]
+    fn entries_beside_a_base_are_checked_against_it_and_built_with_it() {
+        let mut base = Builder::with_limits(Limits {
+            max_entries: 3,
+            max_bytes: 1 << 20,
+        });
+        base.add(parse_prefix("10.0.0.0/8").unwrap(), 1).unwrap();
+        base.add(parse_prefix("2001:db8::/32").unwrap(), 2).unwrap();
+        let mut more = Builder::with_limits(base.limits());
+        assert_eq!(
+            more.add_beside(&base, parse_prefix("10.1.2.3/8").unwrap(), 9),
+            Err(AddError::Duplicate { existing: 1 })
+        );
+        more.add_beside(&base, parse_prefix("10.1.0.0/16").unwrap(), 3)
+            .unwrap();
+        assert_eq!(
+            more.add_beside(&base, parse_prefix("192.0.2.0/24").unwrap(), 4),
+            Err(AddError::TooManyEntries { max: 3 })
+        );
+        let t = base.build_with(&more).unwrap();
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.lookup_v4(v4("10.1.9.9")), Some(3));
+        assert_eq!(t.lookup_v4(v4("10.2.0.0")), Some(1));
+        assert_eq!(t.lookup_v6(v6("2001:db8::1")), Some(2));
+        assert_eq!(base.len(), 2, "the base is left as it was");
+    }
+
+    #[test]
+    fn the_whole_load_is_capped() {
+        let mut b = Builder::new();
+        for i in 0..1000u32 {
+            b.add(Prefix::v6(u128::from(i) << 64, 64).unwrap(), i)
+                .unwrap();
+        }
+        let needed = Builder::load_bytes(&[&b]);
+        assert!(needed > b.memory_bytes() + Ranges::<Wide>::bytes_for(1000));
+        b.limits.max_bytes = needed - 1;
+        let refused = b.build().map(|_| ());
+        assert_eq!(
+            refused,
+            Err(BuildError::TooBig {
+                needed,
+                max: needed - 1
+            })
+        );
+        assert_eq!(
+            refused.unwrap_err().to_string(),
+            format!(
+                "table would need {needed} bytes to build, more than the cap of {} bytes",
+                needed - 1
+            )
+        );
+        b.limits.max_bytes = needed;
+        let t = b.build().unwrap();
+        assert!(t.memory_bytes() + b.memory_bytes() <= needed);
+        // The documented bound: the largest table, 4M IPv6 entries, loads
+        // within the default cap of 512 MiB.
+        let n = Limits::default().max_entries;
+        let entries = n.next_power_of_two() * size_of::<Stored<Wide>>();
+        let index = (n * 8 / 7).next_power_of_two() * (size_of::<u32>() + 1);
+        let biggest = entries + index + build_bytes(0, n);
+        assert!(biggest <= Limits::default().max_bytes, "{biggest}");
     }
 
     #[test]

@@ -158,6 +158,9 @@ fn parse_table_spec(s: &str) -> Result<(String, PathBuf), String> {
     let (name, file) = s
         .split_once('=')
         .ok_or_else(|| format!("expected NAME=FILE, found '{s}'"))?;
+    if file.is_empty() {
+        return Err("no file after '=' (expected NAME=FILE)".into());
+    }
     let ok = name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
         && name
             .bytes()
@@ -183,8 +186,8 @@ fn parse_sysctl(s: &str) -> Result<(String, u32), String> {
     let value: u32 = value
         .parse()
         .map_err(|_| format!("'{value}' is not a number"))?;
-    if name == "dyn_max" && value == 0 {
-        return Err("dyn_max must be at least 1".into());
+    if let Some(why) = weir_rules::setting_error(name, value) {
+        return Err(why);
     }
     Ok((name.to_owned(), value))
 }

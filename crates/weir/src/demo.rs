@@ -3,7 +3,7 @@
 use crate::cli::DemoArgs;
 use crate::outputs;
 use crate::report::{self, Summary};
-use crate::setup::compile_text;
+use crate::setup::compile_source;
 use crate::Failure;
 use std::time::Instant;
 use weir_engine::{Engine, LogFormat, Logger};
@@ -16,7 +16,8 @@ pub const DEMO_RULES: &str = include_str!("../../../rules/demo.rules");
 
 pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
     let names = Names::system();
-    let program = compile_text("rules/demo.rules", DEMO_RULES, &names, &Default::default())?;
+    let source = weir_rules::Source::new(DEMO_RULES.as_bytes());
+    let program = compile_source("rules/demo.rules", &source, &names, &Default::default())?;
     let mut engine = Engine::new(program);
     engine.dispatch = args.dispatch.into();
     // Log lines are collected and shown after the table, not interleaved.

@@ -6,7 +6,9 @@ use crate::replay::{capture_failure, interface_names, place};
 use crate::setup::build_engine;
 use crate::Failure;
 use std::fmt::Write;
-use weir_engine::{class, packet_class, Engine, Trace, Verdict};
+use weir_engine::{
+    class, packet_class, tablearg_target, Engine, RuleAction, RuleTrace, Trace, Verdict,
+};
 use weir_io::open_capture;
 use weir_rules::Names;
 use weir_wire::{decode, tcp, Direction, Packet, L3};
@@ -74,6 +76,14 @@ fn report(
         "packet {index} (byte offset {offset}): {}",
         describe_packet(p, iface, names)
     );
+    // Which rules the classifier left in, asked before the walk moves
+    // any state; every rule when the walk is linear.
+    let mut candidate = vec![!engine.classified(); engine.program.rules.len()];
+    if engine.classified() {
+        for r in engine.candidate_rules(p) {
+            candidate[r] = true;
+        }
+    }
     let mut trace = Trace::default();
     let d = engine.decide_observed(p, &mut trace);
     let Some(decider) = d.rule else {
@@ -84,36 +94,46 @@ fn report(
         let _ = writeln!(out, "{why}; policy verdict: {}", verdict_word(d.verdict));
         return out;
     };
-    let prog = &engine.program;
+    // `expect`: where a linear walk would go next; rules between it and
+    // the next rule tried were passed over, and each is shown with why.
+    let (mut expect, mut returns) = (0usize, Vec::new());
     for (n, step) in trace.rules.iter().enumerate() {
-        let rule = &prog.rules[step.rule];
-        let insns = prog.rule_insns(rule);
+        skipped_lines(&mut out, engine, p, expect..step.rule, &candidate);
         let mark = if step.matched { "match" } else { "no" };
-        let _ = writeln!(out, "  {:05} {:<5} {}", rule.number, mark, rule.text);
-        for line in header_lines(rule, p) {
-            let _ = writeln!(out, "               {line}");
+        rule_lines(&mut out, engine, p, step, mark);
+        let rule = &engine.program.rules[step.rule];
+        if step.matched && step.insns.is_empty() && header_lines(rule, p).is_empty() {
+            let _ = writeln!(out, "{INDENT}(no conditions: matches every packet)");
         }
-        if step.insns.is_empty() && step.matched {
-            let _ = writeln!(out, "               (no conditions: matches every packet)");
+        expect = step.rule + 1;
+        let next = trace.rules.get(n + 1).map_or(expect, |s| s.rule);
+        if !step.matched {
+            continue;
         }
-        for &(k, ok) in &step.insns {
+        let target = match rule.action {
+            RuleAction::Skipto(_) | RuleAction::Call(_) => rule.jump as usize,
+            RuleAction::SkiptoTablearg => tablearg_target(&engine.program, step.rule, p),
+            RuleAction::Return => returns.pop().unwrap_or(expect),
+            _ => expect,
+        };
+        // A jump taken (a call may not be, past the stack's depth).
+        if target > expect && target <= next {
             let _ = writeln!(
                 out,
-                "               {} {}",
-                if ok { "yes" } else { "NO " },
-                prog.describe(&insns[k])
+                "        rules {:05}..{:05}: jumped over by {}",
+                engine.program.rules[expect].number,
+                engine.program.rules[target - 1].number,
+                rule.action.word()
             );
+            if matches!(rule.action, RuleAction::Call(_)) {
+                returns.push(expect);
+            }
         }
-        let next = trace.rules.get(n + 1).map(|s| s.rule);
-        if let Some(next) = next.filter(|&nx| !step.matched && nx > step.rule + 1) {
-            let _ = writeln!(
-                out,
-                "        not tried: rules {:05}..{:05} (not candidates for this packet, or past a skip step)",
-                prog.rules[step.rule + 1].number,
-                prog.rules[next - 1].number
-            );
+        if target <= next {
+            expect = target;
         }
     }
+    let prog = &engine.program;
     let rule = &prog.rules[decider];
     let _ = writeln!(
         out,
@@ -123,6 +143,55 @@ fn report(
         verdict_word(d.verdict)
     );
     out
+}
+
+/// The rules a walk passed without trying them: each with its checks up to
+/// the one that fails, and whether the classifier ruled it out or a skip
+/// step jumped it (its header fails as the rule before's did).
+fn skipped_lines(
+    out: &mut String,
+    engine: &Engine,
+    p: &Packet,
+    rules: std::ops::Range<usize>,
+    candidate: &[bool],
+) {
+    for skipped in rules {
+        let rule = &engine.program.rules[skipped];
+        let header_fails = header_lines(rule, p).iter().any(|l| l.starts_with("NO"));
+        let mut t = engine.trace_rule(p, skipped);
+        if header_fails {
+            t.insns.clear();
+        }
+        rule_lines(out, engine, p, &t, "skip");
+        let why = if candidate[skipped] {
+            "(skipped by a skip step: its header fails as the rule before's did)"
+        } else {
+            "(not a candidate: the classifier proved it cannot match)"
+        };
+        let _ = writeln!(out, "{INDENT}{why}");
+    }
+}
+
+/// Indent of the lines under a rule.
+const INDENT: &str = "               ";
+
+/// A rule's line, its header checks and its instructions, each yes or NO.
+fn rule_lines(out: &mut String, engine: &Engine, p: &Packet, step: &RuleTrace, mark: &str) {
+    let prog = &engine.program;
+    let rule = &prog.rules[step.rule];
+    let insns = prog.rule_insns(rule);
+    let _ = writeln!(out, "  {:05} {:<5} {}", rule.number, mark, rule.text);
+    for line in header_lines(rule, p) {
+        let _ = writeln!(out, "{INDENT}{line}");
+    }
+    for &(k, ok) in &step.insns {
+        let _ = writeln!(
+            out,
+            "{INDENT}{} {}",
+            if ok { "yes" } else { "NO " },
+            prog.describe(&insns[k])
+        );
+    }
 }
 
 /// The rule-header checks (hoisted protocol and class bits), as the walk

@@ -123,7 +123,7 @@ fn check_one(
         if label != args.rules.display().to_string() {
             // A ppp file's sets, one after another.
             text += &format!("# {label}\n");
-        } else if let Ok(rs) = weir_rules::parse(&setup::read_text(&args.rules)?) {
+        } else if let Ok(rs) = weir_rules::parse_source(&setup::read_source(&args.rules)?) {
             // Settings and `table ... add` lines first, as written.
             let header = weir_rules::Ruleset {
                 rules: Vec::new(),

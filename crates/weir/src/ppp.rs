@@ -5,7 +5,7 @@
 //! (`weir_rules::ppp`), and compiled as any ruleset is.
 
 use crate::outputs;
-use crate::setup::{compile_text, read_text};
+use crate::setup::{compile_source, read_source, rules_failure};
 use crate::Failure;
 use clap::{Args, ValueEnum};
 use std::collections::HashMap;
@@ -13,7 +13,7 @@ use std::net::{Ipv4Addr, Ipv6Addr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use weir_engine::{compile, CompileOptions, LogFormat, Program};
 use weir_rules::ppp::{self, Bindings, FilterSet, Format, Loaded, PppFilters};
-use weir_rules::{Diagnostic, Names};
+use weir_rules::{Diagnostic, Names, Source};
 
 /// Flags for rule files in FreeBSD ppp's `set filter` syntax.
 #[derive(Args, Debug, Clone, Default)]
@@ -125,7 +125,7 @@ pub fn log_format(requested: LogFormat, set: Option<FilterSet>) -> LogFormat {
 /// A ppp file as read: its text, and for a ppp.conf the labels to use.
 struct PppFile {
     name: String,
-    text: String,
+    source: Source<'static>,
     format: Format,
 }
 
@@ -133,8 +133,8 @@ impl PppFile {
     /// The filters of one label (None for a filter file), notes printed.
     fn filters(&self, label: Option<&str>, names: &Names) -> Result<PppFilters, Failure> {
         let loaded: Loaded = match (self.format, label) {
-            (Format::Filters, _) => ppp::parse(&self.text, names),
-            (Format::Conf, Some(label)) => ppp::parse_conf(&self.text, label, names),
+            (Format::Filters, _) => ppp::parse_source(&self.source, names),
+            (Format::Conf, Some(label)) => ppp::parse_conf_source(&self.source, label, names),
             (Format::Conf, None) => return Err(self.needs_label()),
         }
         .map_err(|e| self.rendered(&e))?;
@@ -154,11 +154,7 @@ impl PppFile {
     }
 
     fn rendered(&self, errors: &[Diagnostic]) -> Failure {
-        let lines: Vec<String> = errors
-            .iter()
-            .map(|d| d.render(&self.name, &self.text).to_string())
-            .collect();
-        Failure::Rules(lines.join("\n"))
+        rules_failure(&self.name, self.source.text(), errors)
     }
 
     /// Translates and compiles one set, host names resolved first.
@@ -202,7 +198,7 @@ impl PppFile {
         Failure::Usage(format!(
             "{} is a ppp.conf: say which label's filters decide with --label NAME (labels with filters: {})",
             self.name,
-            ppp::conf_labels(&self.text).join(", ")
+            ppp::conf_labels(self.source.text()).join(", ")
         ))
     }
 }
@@ -215,7 +211,7 @@ fn resolve(
     hosts_file: Option<&Path>,
 ) -> Result<HashMap<String, Ipv4Addr>, Failure> {
     let table = match hosts_file {
-        Some(p) => Some(ppp::hosts::parse_hosts(&read_text(p)?)),
+        Some(p) => Some(ppp::hosts::parse_hosts(read_source(p)?.text())),
         None => None,
     };
     let mut out = HashMap::new();
@@ -240,19 +236,23 @@ fn resolve(
 /// A rule file of either syntax.
 enum RuleFile {
     Ppp(PppFile),
-    /// ipfw rules: the file's name and text.
-    Ipfw(String, String),
+    /// ipfw rules: the file's name and contents.
+    Ipfw(String, Source<'static>),
 }
 
 /// Reads a rule file; ppp flags on an ipfw file are refused.
 fn read_rules(path: &Path, args: &PppArgs) -> Result<RuleFile, Failure> {
     let name = path.display().to_string();
-    let text = read_text(path)?;
-    match args.format(&text) {
-        Some(format) => Ok(RuleFile::Ppp(PppFile { name, text, format })),
+    let source = read_source(path)?;
+    match args.format(source.text()) {
+        Some(format) => Ok(RuleFile::Ppp(PppFile {
+            name,
+            source,
+            format,
+        })),
         None => {
             args.refuse_for_ipfw(&name)?;
-            Ok(RuleFile::Ipfw(name, text))
+            Ok(RuleFile::Ipfw(name, source))
         }
     }
 }
@@ -267,7 +267,9 @@ pub fn load(
 ) -> Result<(Program, Option<FilterSet>), Failure> {
     let file = match read_rules(path, args)? {
         RuleFile::Ppp(f) => f,
-        RuleFile::Ipfw(name, text) => return Ok((compile_text(&name, &text, names, opts)?, None)),
+        RuleFile::Ipfw(name, source) => {
+            return Ok((compile_source(&name, &source, names, opts)?, None))
+        }
     };
     let set: FilterSet = args.filter_set.map(Into::into).ok_or_else(|| {
         Failure::Usage(format!(
@@ -294,13 +296,13 @@ pub fn programs_to_check(
 ) -> Result<Vec<(String, Program)>, Failure> {
     let file = match read_rules(path, args)? {
         RuleFile::Ppp(f) => f,
-        RuleFile::Ipfw(name, text) => {
-            let program = compile_text(&name, &text, names, opts)?;
+        RuleFile::Ipfw(name, source) => {
+            let program = compile_source(&name, &source, names, opts)?;
             return Ok(vec![(name, program)]);
         }
     };
     let labels: Vec<Option<String>> = match (file.format, &args.label) {
-        (Format::Conf, None) => ppp::conf_labels(&file.text).into_iter().map(Some).collect(),
+        (Format::Conf, None) => ppp::conf_labels(file.source.text()).into_iter().map(Some).collect(),
         _ => vec![file.label(args)?.map(str::to_owned)],
     };
     let mut out = Vec::new();

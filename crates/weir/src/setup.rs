@@ -13,34 +13,54 @@ use weir_engine::{
 };
 use weir_io::output::{ErrorWatch, OutputError, Watched};
 use weir_rules::ppp::FilterSet;
-use weir_rules::Names;
+use weir_rules::{Diagnostic, Names, Source};
 use weir_wire::{addr_to_u128, Direction};
 
-/// Compiles ipfw rule text; errors come back rendered with carets.
-pub fn compile_text(
+/// Parses and compiles an ipfw rule file; errors come back rendered with
+/// carets.
+pub fn compile_source(
     file: &str,
-    text: &str,
+    source: &Source,
     names: &Names,
     opts: &CompileOptions,
 ) -> Result<Program, Failure> {
-    weir_engine::load(text, names, opts).map_err(|errors| {
-        let rendered: Vec<String> = errors
-            .iter()
-            .map(|d| d.render(file, text).to_string())
-            .collect();
-        Failure::Rules(rendered.join("\n"))
-    })
+    weir_rules::parse_source(source)
+        .and_then(|ast| weir_engine::compile(&ast, names, opts))
+        .map_err(|errors| rules_failure(file, source.text(), &errors))
 }
 
-pub fn read_text(path: &Path) -> Result<String, Failure> {
-    let mut text = String::new();
+/// A rule file's errors, rendered: the first hundred in full, then a count.
+pub fn rules_failure(file: &str, text: &str, errors: &[Diagnostic]) -> Failure {
+    Failure::Rules(weir_rules::render_all(file, text, errors))
+}
+
+/// Reads a file the user gave, or stdin for `-`.
+fn read_bytes(path: &Path) -> Result<Vec<u8>, Failure> {
+    let mut bytes = Vec::new();
     let res = if path.as_os_str() == "-" {
-        io::stdin().read_to_string(&mut text)
+        io::stdin().read_to_end(&mut bytes)
     } else {
-        File::open(path).and_then(|mut f| f.read_to_string(&mut text))
+        File::open(path).and_then(|mut f| f.read_to_end(&mut bytes))
     };
     res.map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
-    Ok(text)
+    Ok(bytes)
+}
+
+/// Reads a rule or table file as people save it: a byte-order mark, CRLF
+/// line ends and non-UTF-8 comments are fine ([`Source`]).
+pub fn read_source(path: &Path) -> Result<Source<'static>, Failure> {
+    Ok(Source::from_vec(read_bytes(path)?))
+}
+
+/// Reads a file that must be UTF-8 throughout.
+pub fn read_text(path: &Path) -> Result<String, Failure> {
+    String::from_utf8(read_bytes(path)?).map_err(|e| {
+        Failure::Usage(format!(
+            "{}: byte {} is not UTF-8",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })
 }
 
 impl From<DispatchArg> for DispatchKind {
@@ -86,8 +106,11 @@ pub fn load_tables(args: &TableArgs) -> Result<Vec<(String, weir_table::Builder)
         if out.iter().any(|(n, _)| n == name) {
             return Err(Failure::Usage(format!("--table {name} given twice")));
         }
-        let text = read_text(path)?;
-        let builder = weir_table::parse_table_file(name, &text).map_err(|errors| {
+        let source = read_source(path).map_err(|e| match e {
+            Failure::Usage(why) => Failure::Usage(format!("--table {name}: {why}")),
+            other => other,
+        })?;
+        let builder = weir_table::parse_table_source(name, &source).map_err(|errors| {
             let lines: Vec<String> = errors
                 .iter()
                 .map(|e| format!("{}:{e}", path.display()))

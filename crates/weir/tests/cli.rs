@@ -1032,7 +1032,7 @@ fn explain_agrees_with_verdicts() {
                     format!("decided by rule {r:05} ({}): {verdict}", l.action),
                     "packet {n}"
                 );
-                // Rule lines say match or no; the last one tried is the decider.
+                // Rule lines say match, no or skip; the last one is the decider.
                 let tried: Vec<(&str, &str)> = lines
                     .iter()
                     .filter(|x| x.starts_with("  ") && !x.starts_with("   "))
@@ -1042,7 +1042,9 @@ fn explain_agrees_with_verdicts() {
                     })
                     .collect();
                 assert!(!tried.is_empty());
-                assert!(tried.iter().all(|(_, m)| *m == "match" || *m == "no"));
+                assert!(tried
+                    .iter()
+                    .all(|(_, m)| ["match", "no", "skip"].contains(m)));
                 assert_eq!(
                     *tried.last().unwrap(),
                     (format!("{r:05}").as_str(), "match")

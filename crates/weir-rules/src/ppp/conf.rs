@@ -9,8 +9,9 @@
 use super::line::{is_set_filter, set_filter, Command};
 use super::words::{lines, Line, Word};
 use super::{Loaded, PppFilters};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Errors};
 use crate::names::Names;
+use crate::source::Source;
 
 /// Which kind of ppp file a text is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,8 +51,14 @@ fn label(words: &[Word]) -> Option<&str> {
 /// comments are allowed: any other ppp command, or a ppp.conf label, is an
 /// error (a ppp.conf is read with [`parse_conf`]).
 pub fn parse(source: &str, names: &Names) -> Result<Loaded, Vec<Diagnostic>> {
-    let mut run = Run::new(names);
-    for line in lines(source) {
+    parse_source(&Source::new(source.as_bytes()), names)
+}
+
+/// [`parse`] for a file read as bytes: a non-UTF-8 byte in a filter is an
+/// error at its place, one in a comment is not.
+pub fn parse_source(source: &Source, names: &Names) -> Result<Loaded, Vec<Diagnostic>> {
+    let mut run = Run::new(names, source);
+    for line in lines(source.text()) {
         let words = match line.words() {
             Ok(w) => w,
             Err(e) => {
@@ -181,7 +188,16 @@ const MAX_SECTION_RUNS: usize = 256;
 /// Reads the filters a ppp.conf gives label `name`: the `default`
 /// section's `set filter` lines, then the label's, with `load` followed.
 pub fn parse_conf(source: &str, name: &str, names: &Names) -> Result<Loaded, Vec<Diagnostic>> {
-    let conf = Conf::read(source);
+    parse_conf_source(&Source::new(source.as_bytes()), name, names)
+}
+
+/// [`parse_conf`] for a file read as bytes (see [`parse_source`]).
+pub fn parse_conf_source(
+    source: &Source,
+    name: &str,
+    names: &Names,
+) -> Result<Loaded, Vec<Diagnostic>> {
+    let conf = Conf::read(source.text());
     let Some(wanted) = conf.section(name) else {
         let labels: Vec<&str> = conf.sections.iter().map(|s| s.name.as_str()).collect();
         let mut msg = format!(
@@ -198,7 +214,7 @@ pub fn parse_conf(source: &str, name: &str, names: &Names) -> Result<Loaded, Vec
         };
         return Err(vec![Diagnostic::new(at, msg)]);
     };
-    let mut run = Run::new(names);
+    let mut run = Run::new(names, source);
     if name != "default" {
         if let Some(d) = conf.section("default") {
             run.section(&conf, d, 0);
@@ -212,25 +228,37 @@ pub fn parse_conf(source: &str, name: &str, names: &Names) -> Result<Loaded, Vec
 /// The filters built so far, with the notes and errors on the way.
 struct Run<'n> {
     names: &'n Names,
+    /// The file, for where its non-UTF-8 bytes are.
+    source: &'n Source<'n>,
     loaded: Loaded,
     notes: Vec<Diagnostic>,
-    errors: Vec<Diagnostic>,
+    /// The first hundred errors, and how many more.
+    errors: Errors,
     /// Sections run so far.
     runs: usize,
 }
 
 impl<'n> Run<'n> {
-    fn new(names: &'n Names) -> Run<'n> {
+    fn new(names: &'n Names, source: &'n Source<'n>) -> Run<'n> {
         Run {
             names,
+            source,
             loaded: Loaded::default(),
             notes: Vec::new(),
-            errors: Vec::new(),
+            errors: Errors::default(),
             runs: 0,
         }
     }
 
     fn set_filter(&mut self, line: &Line<'_>, words: &[Word]) {
+        // A filter's words must be text; comments may hold any bytes.
+        if let Some(e) = words
+            .iter()
+            .find_map(|w| self.source.check_code(w.span.line, w.span).err())
+        {
+            self.errors.push(e);
+            return;
+        }
         let filters: &mut PppFilters = &mut self.loaded.filters;
         match set_filter(words, line.end(), self.names, &mut self.notes) {
             Ok(Command::Set(set, f)) => filters.insert(set, *f),
@@ -302,11 +330,7 @@ impl<'n> Run<'n> {
     }
 
     fn finish(mut self) -> Result<Loaded, Vec<Diagnostic>> {
-        if self.errors.is_empty() {
-            self.loaded.notes = self.notes;
-            Ok(self.loaded)
-        } else {
-            Err(self.errors)
-        }
+        self.loaded.notes = self.notes;
+        self.errors.finish(self.loaded)
     }
 }

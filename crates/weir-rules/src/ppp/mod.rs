@@ -54,7 +54,7 @@ mod print;
 mod translate;
 mod words;
 
-pub use conf::{conf_labels, detect, parse, parse_conf, Format};
+pub use conf::{conf_labels, detect, parse, parse_conf, parse_conf_source, parse_source, Format};
 pub use print::print;
 pub use translate::{translate, Bindings, Translation};
 
