@@ -49,17 +49,29 @@ fn a_non_utf8_byte_in_a_rule_is_an_error_at_its_place() {
 
 #[test]
 fn ppp_files_too() {
-    let clean = ppp::parse("set filter in 0 permit any any tcp dst eq 22\n").unwrap();
-    let saved = ppp::parse_source(&Source::new(
-        b"\xef\xbb\xbf# d\xe9p\xf4t\r\nset filter in 0 permit any any tcp dst eq 22 # s\xe9\r\n",
-    ))
+    let names = Names::default();
+    let clean = ppp::parse("set filter in 0 permit any any tcp dst eq 22\n", &names).unwrap();
+    let saved = ppp::parse_source(
+        &Source::new(
+            b"\xef\xbb\xbf# d\xe9p\xf4t\r\nset filter in 0 permit any any tcp dst eq 22 # s\xe9\r\n",
+        ),
+        &names,
+    )
     .unwrap();
-    assert_eq!(ppp::print(&saved), ppp::print(&clean));
-    let err =
-        ppp::parse_source(&Source::new(b"set filter in 0 permit any any t\xe9p\n")).unwrap_err();
+    assert_eq!(ppp::print(&saved.filters), ppp::print(&clean.filters));
+    let err = ppp::parse_source(
+        &Source::new(b"set filter in 0 permit any any t\xe9p\n"),
+        &names,
+    )
+    .unwrap_err();
     assert_eq!(err[0].span.line, 1);
     assert_eq!(err[0].span.col, 33);
     assert!(err[0].message.contains("0xE9"), "{}", err[0].message);
+    // A ppp.conf too: the byte in the filter is placed, the one in a
+    // comment of another section is not an error.
+    let conf = b"isp:\n # r\xe9seau\n set filter in 0 permit any any t\xe9p\n";
+    let err = ppp::parse_conf_source(&Source::new(conf), "isp", &names).unwrap_err();
+    assert_eq!((err[0].span.line, err[0].span.col), (3, 34));
 }
 
 #[test]
@@ -78,7 +90,8 @@ fn errors_stop_at_a_hundred_and_the_rest_are_counted() {
     assert_eq!(out.matches("r.conf:").count(), MAX_ERRORS + 1);
     assert!(out.ends_with("\nr.conf: 150 more errors not shown (the first 100 are above)"));
     // ppp files count the same way.
-    let ppp_errs = ppp::parse(&"set filter in 99 permit\n".repeat(150)).unwrap_err();
+    let ppp_errs =
+        ppp::parse(&"set filter in 99 permit\n".repeat(150), &Names::default()).unwrap_err();
     assert_eq!(ppp_errs.len(), MAX_ERRORS + 1);
     assert!(ppp_errs[MAX_ERRORS].message.starts_with("50 more errors"));
 }
