@@ -110,6 +110,20 @@ impl Builder {
         self.limits
     }
 
+    /// Removes `prefix` (`ipfw table NAME delete`); its value if it was there.
+    pub fn remove(&mut self, prefix: Prefix) -> Option<u32> {
+        match prefix {
+            Prefix::V4 { addr, len } => self.v4.remove(&(addr, len)),
+            Prefix::V6 { addr, len } => self.v6.remove(&(addr, len)),
+        }
+    }
+
+    /// Removes every entry (`ipfw table NAME flush`).
+    pub fn clear(&mut self) {
+        self.v4.clear();
+        self.v6.clear();
+    }
+
     /// Adds `prefix` with `value`.
     pub fn add(&mut self, prefix: Prefix, value: u32) -> Result<(), AddError> {
         let existing = match prefix {
@@ -442,6 +456,27 @@ mod tests {
         b.add(parse_prefix("a00::/8").unwrap(), 4).unwrap();
         assert_eq!(b.len(), 3);
         assert_eq!(b.build().unwrap().lookup_v4(v4("10.200.0.0")), Some(1));
+    }
+
+    #[test]
+    fn remove_and_clear_take_entries_out() {
+        let mut b = Builder::new();
+        let p8 = Prefix::v4(0x0a00_0000, 8).unwrap();
+        let p16 = Prefix::v4(0x0a01_0000, 16).unwrap();
+        b.add(p8, 1).unwrap();
+        b.add(p16, 2).unwrap();
+        assert_eq!(b.remove(p16), Some(2));
+        assert_eq!(b.remove(p16), None);
+        let t = b.build().unwrap();
+        assert_eq!(
+            t.lookup_v4(0x0a01_0203),
+            Some(1),
+            "the /8 answers once the /16 is gone"
+        );
+        b.clear();
+        assert!(b.is_empty());
+        assert_eq!(b.build().unwrap().lookup_v4(0x0a01_0203), None);
+        b.add(p16, 3).expect("a removed prefix can be added again");
     }
 
     #[test]
