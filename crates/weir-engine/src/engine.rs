@@ -5,8 +5,8 @@ use crate::classify::{BitClassifier, Classifier, Leaves, TrieClassifier, BATCH};
 use crate::eval::StateCtx;
 use crate::eval::{evaluate, CandidateBits, Linear, NoObserver, Observer, RuleCounter};
 use crate::log::Logger;
-use crate::ops::{packet_class, Dispatch, Env, MatchDispatch, TableDispatch};
-use crate::program::{class, Program, Verdict};
+use crate::ops::{packet_class, Ctx, Dispatch, Env, MatchDispatch, TableDispatch};
+use crate::program::{class, Program, Verdict, MAX_STATE_NAMES};
 use crate::state::{StateConfig, StateTable};
 use serde::Serialize;
 use weir_wire::{Malformed, Packet, L3};
@@ -319,54 +319,26 @@ impl Engine {
         obs: &mut O,
     ) -> Decision {
         self.stats.packets += 1;
+        let mut ctx = Ctx::new(p, &self.env, self.stats.packets);
+        // With net.link.ether.ipfw, an Ethernet frame passes the rules at
+        // layer 2 first (every rule, in order); a drop there is final.
+        let layer2 = self.program.layer2 && p.has_mac;
         let decision = match p.l3 {
+            L3::NonIp if layer2 => {
+                self.stats.non_ip += 1;
+                ctx.layer2 = true;
+                self.pass(p, None, true, &mut ctx, obs)
+            }
             L3::Ip => {
-                let index = self.stats.packets;
-                let dispatch = self.dispatch;
-                let Engine {
-                    program,
-                    env,
-                    counters,
-                    logger,
-                    classifier,
-                    candidates,
-                    states,
-                    ..
-                } = self;
-                // The flow's state, if any, is looked up once, before the
-                // walk; the classifier makes every probe rule a candidate
-                // for a packet with a state.
-                let mut class = packet_class(p);
-                let found = states.as_mut().and_then(|t| t.lookup(p));
-                if found.is_some() {
-                    class |= class::STATE;
-                }
-                let mut state = StateCtx {
-                    table: states.as_mut(),
-                    found,
-                };
-                let mut log = |ri: usize| {
-                    if let Some(l) = logger.as_mut() {
-                        l.log(ri, &program.rules[ri], p, index);
-                    }
-                };
-                let walk = Walker {
-                    classifier: classifier.as_ref(),
-                    leaves,
-                    candidates,
-                    class,
-                    state: &mut state,
-                };
-                let (rule, verdict) =
-                    match dispatch {
-                        DispatchKind::Match => walk
-                            .evaluate::<MatchDispatch, O>(program, env, p, counters, &mut log, obs),
-                        DispatchKind::Table => walk
-                            .evaluate::<TableDispatch, O>(program, env, p, counters, &mut log, obs),
-                    };
-                Decision {
-                    rule: Some(rule),
-                    verdict,
+                let l2 = layer2.then(|| {
+                    ctx.layer2 = true;
+                    let d = self.pass(p, None, true, &mut ctx, obs);
+                    ctx.layer2 = false;
+                    d
+                });
+                match l2 {
+                    Some(d) if d.verdict == Verdict::Drop => d,
+                    _ => self.pass(p, leaves, false, &mut ctx, obs),
                 }
             }
             L3::NonIp => {
@@ -389,6 +361,78 @@ impl Engine {
             Verdict::Drop => self.stats.dropped += 1,
         }
         decision
+    }
+
+    /// One pass of a packet through the rules: its state looked up under
+    /// each state name, then the walk (every rule in the layer-2 pass).
+    #[inline]
+    fn pass<O: Observer>(
+        &mut self,
+        p: &Packet,
+        leaves: Option<&Leaves>,
+        linear: bool,
+        ctx: &mut Ctx,
+        obs: &mut O,
+    ) -> Decision {
+        let index = self.stats.packets;
+        let dispatch = self.dispatch;
+        let Engine {
+            program,
+            env,
+            counters,
+            logger,
+            classifier,
+            candidates,
+            states,
+            ..
+        } = self;
+        // The flow's states, if any, are looked up once, before the walk;
+        // the classifier makes every probe rule a candidate for a packet
+        // with a state.
+        let mut class = packet_class(p);
+        let mut state = StateCtx {
+            table: None,
+            found: [None; MAX_STATE_NAMES],
+        };
+        if let Some(t) = states.as_mut() {
+            for (name, found) in state
+                .found
+                .iter_mut()
+                .enumerate()
+                .take(program.state_names.len())
+            {
+                *found = t.lookup(p, name as u8);
+            }
+            if state.found.iter().any(Option::is_some) {
+                class |= class::STATE;
+            }
+            state.table = Some(t);
+        }
+        let mut log = |ri: usize| {
+            if let Some(l) = logger.as_mut() {
+                l.log(ri, &program.rules[ri], p, index);
+            }
+        };
+        let walk = Walker {
+            classifier: if linear { None } else { classifier.as_ref() },
+            leaves,
+            candidates,
+            class,
+            state: &mut state,
+            ctx,
+        };
+        let (rule, verdict) = match dispatch {
+            DispatchKind::Match => {
+                walk.evaluate::<MatchDispatch, O>(program, env, p, counters, &mut log, obs)
+            }
+            DispatchKind::Table => {
+                walk.evaluate::<TableDispatch, O>(program, env, p, counters, &mut log, obs)
+            }
+        };
+        Decision {
+            rule: Some(rule),
+            verdict,
+        }
     }
 
     /// Adds `other`'s per-rule counters and totals to this engine's, rule
@@ -449,6 +493,7 @@ struct Walker<'a, 's> {
     /// The packet's class bits, `class::STATE` included when it has a state.
     class: u32,
     state: &'a mut StateCtx<'s>,
+    ctx: &'a mut Ctx,
 }
 
 impl Walker<'_, '_> {
@@ -462,13 +507,15 @@ impl Walker<'_, '_> {
         log: &mut dyn FnMut(usize),
         obs: &mut O,
     ) -> (usize, Verdict) {
-        let (class, state) = (self.class, self.state);
+        let (class, state, ctx) = (self.class, self.state, self.ctx);
         match self.classifier {
             Some(Classifier::Bits(c)) => {
                 let bits = &mut self.candidates.bits;
                 c.candidates(p, class, bits);
                 let walk = CandidateBits(bits);
-                evaluate::<D, O, _>(program, env, &walk, p, class, state, counters, log, obs)
+                evaluate::<D, O, _>(
+                    program, env, &walk, p, class, state, ctx, counters, log, obs,
+                )
             }
             Some(Classifier::Trie(c)) => {
                 let own;
@@ -481,14 +528,16 @@ impl Walker<'_, '_> {
                 };
                 match c.merge(leaves, class, program.default_index()) {
                     Some(walk) => evaluate::<D, O, _>(
-                        program, env, &walk, p, class, state, counters, log, obs,
+                        program, env, &walk, p, class, state, ctx, counters, log, obs,
                     ),
                     None => evaluate::<D, O, _>(
-                        program, env, &Linear, p, class, state, counters, log, obs,
+                        program, env, &Linear, p, class, state, ctx, counters, log, obs,
                     ),
                 }
             }
-            _ => evaluate::<D, O, _>(program, env, &Linear, p, class, state, counters, log, obs),
+            _ => evaluate::<D, O, _>(
+                program, env, &Linear, p, class, state, ctx, counters, log, obs,
+            ),
         }
     }
 }

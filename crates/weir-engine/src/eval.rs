@@ -14,24 +14,29 @@
 //!   state), computed once. A rule whose header (class bits, protocol)
 //!   the packet fails sends the walk to that header's skip step: the next
 //!   rule whose requirement differs.
+//! - `ctx`: what the walk did to the packet ([`Ctx`]: tags, FIB, DSCP,
+//!   MSS, diverted, `prob` draws), read by later rules.
 //! - `hit`: the rule whose action runs. Probe rules (`check-state`,
 //!   `keep-state`, `limit`) require "no state", so a packet with a state
-//!   fails their header and, on that failure path, fires the state: `hit`
-//!   becomes the rule that made the state, as in ipfw, and `STATE` is
-//!   cleared so the packet probes once. A matching rule that makes a
-//!   state and is refused (table full, limit reached) denies the packet.
+//!   fails their header and, on that failure path, fires the state of the
+//!   rule's name: `hit` becomes the rule that made the state, as in ipfw,
+//!   and `STATE` is cleared so the packet probes once. A matching rule
+//!   that makes a state and is refused (table full, limit reached) denies
+//!   the packet; a `defer-action` rule makes its state and goes on.
 //! - `skip_or` (in `rule_matches`): a member of the current or-block has
 //!   matched, so skip the rest of the block.
 //!
-//! Exits: the first matching rule whose action is terminal (allow, deny,
-//! reject, unreach, reset) returns its index and verdict. The last rule,
-//! 65535, matches everything and is terminal (verified at load), so every
-//! walk ends. `count`, `skipto`, `call`, `return` and `log` do not end it.
+//! Exits: the first rule whose action ends the walk (allow, deny and its
+//! kin, fwd; a hand-off with `one_pass`; NAT of a non-IPv4 packet; reass
+//! of a fragment) returns its index and verdict. The last rule, 65535,
+//! matches everything and is terminal (verified at load), so every walk
+//! ends. `count`, `skipto`, `call`, `return`, `tee`, `setfib`, `setdscp`
+//! and `log` do not end it.
 
-use crate::ops::{Dispatch, Env};
+use crate::ops::{Ctx, Dispatch, Env};
 use crate::program::*;
 use crate::state::{Found, StateTable};
-use weir_wire::Packet;
+use weir_wire::{frag, tcp, tcpopt, Direction, Packet};
 
 /// At most this many `call`s are taken per packet; later ones fall through.
 pub const MAX_CALLS: u32 = 256;
@@ -80,11 +85,11 @@ pub struct NoObserver;
 impl Observer for NoObserver {}
 
 /// The dynamic-state side of one walk: the table, and the state the
-/// packet's flow has (found before the walk; `class` then has
-/// [`class::STATE`]).
+/// packet's flow has under each state name (found before the walk;
+/// `class` then has [`class::STATE`]).
 pub struct StateCtx<'a> {
     pub table: Option<&'a mut StateTable>,
-    pub found: Option<Found>,
+    pub found: [Option<Found>; MAX_STATE_NAMES],
 }
 
 impl StateCtx<'_> {
@@ -92,14 +97,24 @@ impl StateCtx<'_> {
     pub fn none() -> StateCtx<'static> {
         StateCtx {
             table: None,
-            found: None,
+            found: [None; MAX_STATE_NAMES],
         }
     }
 }
 
-/// Walks `prog` for one IP packet whose class bits are `class`. Counts
-/// every matching rule; calls `log(rule_index)` for matching rules that
-/// have `log`.
+/// What trying one rule gave.
+enum Step {
+    /// Not matched: go on at this index.
+    Next(usize),
+    /// A state fired: run the action of the rule that made it.
+    Fire(usize),
+    /// The rule matched.
+    Match,
+}
+
+/// Walks `prog` for one packet whose class bits are `class`. Counts every
+/// matching rule; calls `log(rule_index)` for matching rules that have
+/// `log`.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
@@ -109,6 +124,7 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
     p: &Packet,
     mut class: u32,
     states: &mut StateCtx,
+    ctx: &mut Ctx,
     counters: &mut [RuleCounter],
     log: &mut dyn FnMut(usize),
     obs: &mut O,
@@ -119,58 +135,51 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
     let mut i = walk.next(0);
     loop {
         let r = &prog.rules[i];
-        // `hit`: the rule whose action runs; a state's rule when it fires.
-        let hit = if class & r.class_mask != r.class_bits {
-            let fired = if r.probe && class & class::STATE != 0 {
-                states.fire(p)
-            } else {
-                None
-            };
-            let Some(state_rule) = fired else {
-                obs.rule(i, false);
-                i = walk.next(r.skip_class as usize);
+        let hit = match try_rule::<D, O>(prog, env, p, i, class, states, ctx, obs) {
+            Step::Next(j) => {
+                i = walk.next(j);
                 continue;
-            };
-            obs.rule(i, true);
-            class &= !class::STATE; // a packet probes its state once
-            state_rule
-        } else if r.proto.is_some_and(|proto| proto != p.proto) {
-            obs.rule(i, false);
-            i = walk.next(r.skip_proto as usize);
-            continue;
-        } else if !rule_matches::<D, O>(prog, env, p, i, obs) {
-            obs.rule(i, false);
-            i = walk.next(i + 1);
-            continue;
-        } else {
-            obs.rule(i, true);
-            if r.state_op != StateOp::None && !states.install(i, r.state_op, p) {
+            }
+            Step::Fire(state_rule) => {
+                class &= !class::STATE; // a packet probes its state once
+                state_rule
+            }
+            Step::Match if r.state_op != StateOp::None && !states.install(i, r, p) => {
                 counters[i].packets += 1;
                 counters[i].bytes += u64::from(p.l3_len);
                 return (i, Verdict::Drop);
             }
-            i
+            Step::Match if r.defer => {
+                i = walk.next(i + 1); // the action waits for the state
+                continue;
+            }
+            Step::Match => i,
         };
         let r = &prog.rules[hit];
+        if skips_action(r.act, p, ctx) {
+            i = walk.next(hit + 1);
+            continue;
+        }
         counters[hit].packets += 1;
         counters[hit].bytes += u64::from(p.l3_len);
         if r.log_limit.is_some() && hit == i {
             log(i);
         }
-        match r.action {
-            RuleAction::Skipto(_) => i = walk.next(r.jump as usize),
-            RuleAction::SkiptoTablearg => i = walk.next(tablearg_target(prog, hit, p)),
-            RuleAction::Call(_) if depth < CALL_STACK_DEPTH && calls < MAX_CALLS => {
+        ctx.tags = (ctx.tags | r.tag.set) & !r.tag.clear;
+        match r.act {
+            Act::Skipto => i = walk.next(r.jump as usize),
+            Act::SkiptoTablearg => i = walk.next(tablearg_target(prog, hit, p, env, ctx)),
+            Act::Call if depth < CALL_STACK_DEPTH && calls < MAX_CALLS => {
                 stack[depth] = hit as u32 + 1;
                 depth += 1;
                 calls += 1;
                 i = walk.next(r.jump as usize);
             }
-            RuleAction::Return if depth > 0 => {
+            Act::Return if depth > 0 => {
                 depth -= 1;
                 i = walk.next(stack[depth] as usize);
             }
-            action => match terminal_verdict(action) {
+            act => match run(act, prog, hit, p, env, ctx) {
                 Some(v) => return (hit, v),
                 None => i = walk.next(hit + 1),
             },
@@ -178,34 +187,162 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
     }
 }
 
+/// Rule `i`'s header, state probe and instructions, in ipfw's order
+/// (`prob`, then the state probe, then the tests).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn try_rule<D: Dispatch, O: Observer>(
+    prog: &Program,
+    env: &Env,
+    p: &Packet,
+    i: usize,
+    class: u32,
+    states: &mut StateCtx,
+    ctx: &mut Ctx,
+    obs: &mut O,
+) -> Step {
+    let r = &prog.rules[i];
+    let mut drawn = false;
+    if class & r.class_mask != r.class_bits {
+        if !(r.probe && class & class::STATE != 0) {
+            obs.rule(i, false);
+            return Step::Next(r.skip_class as usize);
+        }
+        if r.prob.is_some_and(|t| !ctx.draw(t)) {
+            obs.rule(i, false);
+            return Step::Next(i + 1);
+        }
+        if let Some(state_rule) = states.fire(p, r.state_name) {
+            obs.rule(i, true);
+            return Step::Fire(state_rule);
+        }
+        // A state of another name: the rule is tried as if there were none.
+        if (class & !class::STATE) & r.class_mask != r.class_bits {
+            obs.rule(i, false);
+            return Step::Next(i + 1);
+        }
+        drawn = r.prob.is_some();
+        if r.proto.is_some_and(|proto| proto != p.proto) {
+            obs.rule(i, false);
+            return Step::Next(i + 1);
+        }
+    } else if r.proto.is_some_and(|proto| proto != p.proto) {
+        obs.rule(i, false);
+        return Step::Next(r.skip_proto as usize);
+    }
+    let matched = rule_matches::<D, O>(prog, env, p, i, ctx, obs)
+        && (drawn || r.prob.is_none_or(|t| ctx.draw(t)));
+    obs.rule(i, matched);
+    if matched {
+        Step::Match
+    } else {
+        Step::Next(i + 1)
+    }
+}
+
+/// Actions that do nothing here and leave the rule unmatched (uncounted):
+/// `divert`, `tee` and `fwd` in the layer-2 pass, and `reass` of an IPv6
+/// packet, as ipfw's kernel does.
+#[inline]
+fn skips_action(act: Act, p: &Packet, ctx: &Ctx) -> bool {
+    match act {
+        Act::Divert | Act::Tee | Act::Fwd => ctx.layer2,
+        Act::Reass => p.ip_version == 6 && !ctx.layer2,
+        _ => false,
+    }
+}
+
+/// Runs an action that is not a jump: the verdict if it ends the walk,
+/// None to go on at the next rule.
+#[inline]
+fn run(
+    act: Act,
+    prog: &Program,
+    hit: usize,
+    p: &Packet,
+    env: &Env,
+    ctx: &mut Ctx,
+) -> Option<Verdict> {
+    let tablearg = |ctx: &Ctx| prog.tablearg(hit, p, env, ctx).unwrap_or(0);
+    match act {
+        Act::Accept | Act::Fwd => Some(Verdict::Pass),
+        Act::Deny => Some(Verdict::Drop),
+        // In the layer-2 pass these act as `allow` (ipfw(8), PACKET FLOW).
+        Act::Nat | Act::Reass if ctx.layer2 => Some(Verdict::Pass),
+        // NAT handles IPv4 only, and denies anything else.
+        Act::Nat if p.ip_version != 4 => Some(Verdict::Drop),
+        Act::HandOff | Act::Divert | Act::Nat if prog.one_pass => Some(Verdict::Pass),
+        Act::Divert => {
+            ctx.diverted = if p.direction == Direction::Out { 2 } else { 1 };
+            None
+        }
+        // A fragment goes to reassembly, which replay does not do.
+        Act::Reass if p.frag & (frag::MF | frag::LATER) != 0 => Some(Verdict::Pass),
+        Act::SetFib(n) => {
+            ctx.fib = n;
+            None
+        }
+        Act::SetFibTablearg => {
+            ctx.fib = (tablearg(ctx) & 0x7fff) as u16;
+            None
+        }
+        Act::SetDscp(code) => {
+            ctx.tos = code << 2 | ctx.tos & 3;
+            None
+        }
+        Act::SetDscpTablearg => {
+            ctx.tos = ((tablearg(ctx) & 0x3f) as u8) << 2 | ctx.tos & 3;
+            None
+        }
+        Act::TcpSetMss(mss) => {
+            let syn_with_mss = p.proto == 6
+                && p.has_ports
+                && p.tcp_flags & tcp::SYN != 0
+                && p.tcp_opts & tcpopt::MSS != 0;
+            if syn_with_mss && ctx.mss > mss {
+                ctx.mss = mss;
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
 /// Where `skipto tablearg` goes: the first rule numbered at or after the
 /// table value, if that is past this rule; else the next rule (ipfw never
 /// jumps back).
-fn tablearg_target(prog: &Program, ri: usize, p: &Packet) -> usize {
-    prog.tablearg(ri, p)
+fn tablearg_target(prog: &Program, ri: usize, p: &Packet, env: &Env, ctx: &Ctx) -> usize {
+    prog.tablearg(ri, p, env, ctx)
         .map(|v| prog.first_rule_at(v))
         .filter(|&t| t > ri)
         .unwrap_or(ri + 1)
 }
 
 impl StateCtx<'_> {
-    /// The packet's state fires: count it, move it on, and return the
-    /// index of the rule that made it.
-    fn fire(&mut self, p: &Packet) -> Option<usize> {
-        let found = self.found.take()?;
+    /// The packet's state under `name` (any name for [`ANY_STATE`]) fires:
+    /// count it, move it on, and return the index of the rule that made
+    /// it. After a state fires there are no more lookups, as in ipfw.
+    fn fire(&mut self, p: &Packet, name: u8) -> Option<usize> {
+        let k = if name == ANY_STATE {
+            self.found.iter().position(Option::is_some)?
+        } else {
+            usize::from(name)
+        };
+        let found = self.found.get_mut(k)?.take()?;
+        self.found = [None; MAX_STATE_NAMES];
         self.table.as_deref_mut()?.hit(found, p);
         Some(found.rule)
     }
 
     /// Makes the state a matching rule asks for; false when refused.
-    fn install(&mut self, rule: usize, op: StateOp, p: &Packet) -> bool {
-        let limit = match op {
-            StateOp::Limit { mask, count } => Some((mask, count)),
+    fn install(&mut self, i: usize, r: &Rule, p: &Packet) -> bool {
+        let limit = match r.state_op {
+            StateOp::Limit { mask, count, .. } => Some((mask, count)),
             _ => None,
         };
         self.table
             .as_deref_mut()
-            .is_none_or(|t| t.install(rule, limit, p))
+            .is_none_or(|t| t.install(i, limit, r.state_name, p))
     }
 }
 
@@ -216,6 +353,7 @@ fn rule_matches<D: Dispatch, O: Observer>(
     env: &Env,
     p: &Packet,
     ri: usize,
+    ctx: &Ctx,
     obs: &mut O,
 ) -> bool {
     let r = &prog.rules[ri];
@@ -228,7 +366,7 @@ fn rule_matches<D: Dispatch, O: Observer>(
             skip_or = ins.flags & F_OR != 0;
             continue;
         }
-        let m = D::matches(ins, p, prog, env) ^ (ins.flags & F_NOT != 0);
+        let m = D::matches(ins, p, prog, env, ctx) ^ (ins.flags & F_NOT != 0);
         obs.insn(ri, k, m);
         if ins.flags & F_OR != 0 {
             skip_or = m;

@@ -78,7 +78,8 @@ pub mod limit {
     pub const DST_PORT: u8 = 8;
 }
 
-/// A flow in both directions: the lower (address, port) end first.
+/// A flow in both directions: the lower (address, port) end first, and
+/// the state's name (index into `Program::state_names`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct FlowKey {
     a: u128,
@@ -87,11 +88,12 @@ struct FlowKey {
     b_port: u16,
     proto: u8,
     version: u8,
+    name: u8,
 }
 
 impl FlowKey {
     /// The key, and whether the packet goes from `a` to `b`.
-    fn of(p: &Packet) -> (FlowKey, bool) {
+    fn of(p: &Packet, name: u8) -> (FlowKey, bool) {
         let (sp, dp) = if p.has_ports {
             (p.src_port, p.dst_port)
         } else {
@@ -110,6 +112,7 @@ impl FlowKey {
             b_port,
             proto: p.proto,
             version: p.ip_version,
+            name,
         };
         (key, forward)
     }
@@ -176,6 +179,8 @@ pub struct StateStats {
 pub struct StateView {
     /// Index of the rule that made it.
     pub rule: usize,
+    /// Its state name (index into `Program::state_names`).
+    pub name: u8,
     pub proto: u8,
     pub version: u8,
     /// The creating packet's source and destination.
@@ -245,13 +250,13 @@ impl StateTable {
         }
     }
 
-    /// The live state of the packet's flow, if any.
+    /// The live state of the packet's flow under state name `name`, if any.
     #[inline]
-    pub fn lookup(&mut self, p: &Packet) -> Option<Found> {
+    pub fn lookup(&mut self, p: &Packet, name: u8) -> Option<Found> {
         if self.index.is_empty() {
             return None;
         }
-        let (key, a_to_b) = FlowKey::of(p);
+        let (key, a_to_b) = FlowKey::of(p, name);
         let slot = *self.index.get(&key)?;
         let s = self.slots[slot as usize].as_ref()?;
         if s.expire_ns <= self.now_ns {
@@ -278,12 +283,12 @@ impl StateTable {
         self.stats.matched += 1;
     }
 
-    /// Makes a state for the packet's flow on behalf of rule `rule`
-    /// (`keep-state`, `record-state`, or `limit` with `limit = Some((mask,
-    /// count))`). False when refused: the table is full or the limit is
-    /// reached, and the packet is to be denied.
-    pub fn install(&mut self, rule: usize, limit: Option<(u8, u32)>, p: &Packet) -> bool {
-        let (key, a_to_b) = FlowKey::of(p);
+    /// Makes a state named `name` for the packet's flow on behalf of rule
+    /// `rule` (`keep-state`, `record-state`, or `limit` with `limit =
+    /// Some((mask, count))`). False when refused: the table is full or the
+    /// limit is reached, and the packet is to be denied.
+    pub fn install(&mut self, rule: usize, limit: Option<(u8, u32)>, name: u8, p: &Packet) -> bool {
+        let (key, a_to_b) = FlowKey::of(p, name);
         if let Some(&slot) = self.index.get(&key) {
             // record-state on a flow that has a state already: ipfw keeps it.
             if self.slots[slot as usize].is_some_and(|s| s.expire_ns > self.now_ns) {
@@ -394,6 +399,7 @@ impl StateTable {
                 };
                 StateView {
                     rule: s.rule as usize,
+                    name: k.name,
                     proto: k.proto,
                     version: k.version,
                     src,
@@ -476,28 +482,28 @@ mod tests {
         let c = StateConfig::default();
         let mut t = StateTable::new(c);
         let syn = tcp_packet(1, 1000, 2, 80, tcp::SYN);
-        assert!(t.install(0, None, &syn));
+        assert!(t.install(0, None, 0, &syn));
         let reply = tcp_packet(2, 80, 1, 1000, tcp::SYN | tcp::ACK);
-        let f = t.lookup(&reply).expect("the reply finds the state");
+        let f = t.lookup(&reply, 0).expect("the reply finds the state");
         assert!(!f.forward);
         t.hit(f, &reply);
         // Both SYNs seen: established, ack lifetime.
         t.set_time(u64::from(c.dyn_ack_lifetime - 1) * NS);
         let ack = tcp_packet(1, 1000, 2, 80, tcp::ACK);
-        let f = t.lookup(&ack).expect("alive within the ack lifetime");
+        let f = t.lookup(&ack, 0).expect("alive within the ack lifetime");
         assert!(f.forward);
         t.hit(f, &ack);
         let fin1 = tcp_packet(1, 1000, 2, 80, tcp::FIN | tcp::ACK);
-        let f = t.lookup(&fin1).unwrap();
+        let f = t.lookup(&fin1, 0).unwrap();
         t.hit(f, &fin1);
         let fin2 = tcp_packet(2, 80, 1, 1000, tcp::FIN | tcp::ACK);
-        let f = t.lookup(&fin2).unwrap();
+        let f = t.lookup(&fin2, 0).unwrap();
         t.hit(f, &fin2);
         // Both FINs: fin lifetime (1 s) from the last packet.
         let base = t.now_ns;
         t.set_time(base + u64::from(c.dyn_fin_lifetime) * NS);
         assert!(
-            t.lookup(&ack).is_none(),
+            t.lookup(&ack, 0).is_none(),
             "closed flows expire after dyn_fin_lifetime"
         );
         assert_eq!(t.stats().live, 0);
@@ -508,9 +514,9 @@ mod tests {
         let c = StateConfig::default();
         let mut t = StateTable::new(c);
         let ack = tcp_packet(1, 1000, 2, 80, tcp::ACK);
-        assert!(t.install(0, None, &ack));
+        assert!(t.install(0, None, 0, &ack));
         t.set_time(u64::from(c.dyn_rst_lifetime) * NS);
-        assert!(t.lookup(&ack).is_none());
+        assert!(t.lookup(&ack, 0).is_none());
     }
 
     #[test]
@@ -521,27 +527,39 @@ mod tests {
         };
         let mut t = StateTable::new(c);
         for port in 0..5u16 {
-            t.install(0, None, &tcp_packet(1, port, 2, 80, tcp::SYN));
+            t.install(0, None, 0, &tcp_packet(1, port, 2, 80, tcp::SYN));
         }
         let s = t.stats();
         assert_eq!((s.created, s.refused_full, s.live), (3, 2, 3));
         // After the syn lifetime the sweep frees the table.
         t.set_time(u64::from(c.dyn_syn_lifetime) * NS);
         assert_eq!(t.stats().live, 0);
-        assert!(t.install(0, None, &tcp_packet(1, 9, 2, 80, tcp::SYN)));
+        assert!(t.install(0, None, 0, &tcp_packet(1, 9, 2, 80, tcp::SYN)));
+    }
+
+    #[test]
+    fn states_of_different_names_are_apart() {
+        let mut t = StateTable::new(StateConfig::default());
+        let syn = tcp_packet(1, 1000, 2, 22, tcp::SYN);
+        assert!(t.install(3, None, 1, &syn));
+        assert!(t.lookup(&syn, 0).is_none(), "no default-named state");
+        assert_eq!(t.lookup(&syn, 1).map(|f| f.rule), Some(3));
+        assert!(t.install(5, None, 0, &syn), "the same flow, another name");
+        assert_eq!(t.lookup(&syn, 0).map(|f| f.rule), Some(5));
+        assert_eq!(t.stats().live, 2);
     }
 
     #[test]
     fn limit_counts_per_masked_flow() {
         let mut t = StateTable::new(StateConfig::default());
         let lim = Some((limit::SRC_ADDR, 2));
-        assert!(t.install(4, lim, &tcp_packet(1, 1, 2, 80, tcp::SYN)));
-        assert!(t.install(4, lim, &tcp_packet(1, 2, 2, 80, tcp::SYN)));
-        assert!(!t.install(4, lim, &tcp_packet(1, 3, 2, 80, tcp::SYN)));
-        assert!(t.install(4, lim, &tcp_packet(7, 3, 2, 80, tcp::SYN)));
+        assert!(t.install(4, lim, 0, &tcp_packet(1, 1, 2, 80, tcp::SYN)));
+        assert!(t.install(4, lim, 0, &tcp_packet(1, 2, 2, 80, tcp::SYN)));
+        assert!(!t.install(4, lim, 0, &tcp_packet(1, 3, 2, 80, tcp::SYN)));
+        assert!(t.install(4, lim, 0, &tcp_packet(7, 3, 2, 80, tcp::SYN)));
         assert_eq!(t.stats().refused_limit, 1);
         // Expiry gives the slots back to the limit too.
         t.set_time(100 * NS);
-        assert!(t.install(4, lim, &tcp_packet(1, 3, 2, 80, tcp::SYN)));
+        assert!(t.install(4, lim, 0, &tcp_packet(1, 3, 2, 80, tcp::SYN)));
     }
 }

@@ -19,5 +19,8 @@ mod print;
 pub use ast::*;
 pub use diag::Diagnostic;
 pub use names::Names;
-pub use parse::{parse, parse_addr, parse_rule, AUTOINC_STEP, MAX_RULE_NUMBER};
+pub use parse::{
+    is_option_keyword, parse, parse_addr, parse_rule, parse_with, AUTOINC_STEP, MAX_RULE_NUMBER,
+    OPTION_KEYWORDS, REFUSED_OPTIONS,
+};
 pub use print::{print_ruleset, range_list};

@@ -944,6 +944,7 @@ pub fn translate(
 fn simple_rule(number: u16, action: Action, log: Option<Log>, body: Body, comment: &str) -> Rule {
     Rule {
         number,
+        head: RuleHead::default(),
         action,
         log,
         body,
@@ -973,6 +974,7 @@ fn translate_rule(
     if !f.invert {
         return Ok(vec![Rule {
             number,
+            head: RuleHead::default(),
             action,
             log,
             body,
@@ -984,6 +986,7 @@ fn translate_rule(
     Ok(vec![
         Rule {
             number,
+            head: RuleHead::default(),
             action: Action::Skipto(number + 100),
             log: None,
             body,
@@ -992,6 +995,7 @@ fn translate_rule(
         },
         Rule {
             number: number + INVERT_OFFSET,
+            head: RuleHead::default(),
             action,
             log,
             body: Body::match_all(),

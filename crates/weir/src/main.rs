@@ -101,7 +101,10 @@ fn check_one(
         if label != args.rules.display().to_string() {
             // A ppp file's sets, one after another.
             println!("# {label}");
-        } else if let Ok(rs) = weir_rules::parse(&setup::read_text(&args.rules)?) {
+        } else if let Ok(rs) = weir_rules::parse_with(
+            &setup::read_text(&args.rules)?,
+            &weir_rules::Names::system(),
+        ) {
             // Settings and `table ... add` lines first, as written.
             let header = weir_rules::Ruleset {
                 rules: Vec::new(),

@@ -2,11 +2,14 @@
 //!
 //! All the expensive choices happen here, once: names resolve to numbers,
 //! address lists become one instruction over a pool of masked networks,
-//! jump targets become rule indices, and the result is verified.
+//! tables are built, tags and state names get small indices, jump targets
+//! become rule indices, and the result is verified. `body.rs` turns a
+//! rule's protocol, addresses, ports and options into instructions.
+
+mod body;
 
 use crate::program::*;
 use weir_rules::{self as ast, Diagnostic, Names, Span};
-use weir_wire::v4_mapped;
 
 /// Choices that change what a ruleset means.
 #[derive(Clone, Debug, Default)]
@@ -14,8 +17,14 @@ pub struct CompileOptions {
     /// The default rule 65535 allows instead of denying.
     pub default_allow: bool,
     /// Lookup tables loaded from files (`--table NAME=FILE`); the ruleset's
-    /// `table NAME add` lines add to them.
+    /// `table NAME …` lines apply on top of them.
     pub tables: Vec<(String, weir_table::Builder)>,
+    /// Sets turned off (`--disable-set`, bit per set) besides the
+    /// ruleset's own `set disable` lines: their rules are left out.
+    pub disabled_sets: u32,
+    /// Refuse `me` and `me6` (no `--me` was given): a rule that names this
+    /// host's addresses is an error, not a rule that never matches.
+    pub no_me: bool,
 }
 
 /// Compiles every rule; any error means no program.
@@ -26,110 +35,199 @@ pub fn compile(
 ) -> Result<Program, Vec<Diagnostic>> {
     let mut prog = Program::default();
     let mut errors = Vec::new();
-    let mut builders: std::collections::BTreeMap<String, weir_table::Builder> =
-        opts.tables.iter().cloned().collect();
-    for e in &rs.table_entries {
-        let prefix = match e.addr {
-            std::net::IpAddr::V4(a) => weir_table::Prefix::v4(u32::from(a), e.len),
-            std::net::IpAddr::V6(a) => weir_table::Prefix::v6(u128::from(a), e.len),
-        };
-        let added = match prefix {
-            Some(prefix) => builders
-                .entry(e.table.clone())
-                .or_default()
-                .add(prefix, e.value)
-                .map_err(|err| err.to_string()),
-            None => Err("prefix length out of range".to_owned()),
-        };
-        if let Err(msg) = added {
-            errors.push(Diagnostic::new(e.span, format!("table {}: {msg}", e.table)));
+    match crate::tables::build(&opts.tables, &rs.tables, names) {
+        Ok(built) => {
+            prog.table_names = built.names;
+            prog.tables = built.tables.into_iter().map(std::sync::Arc::new).collect();
         }
+        Err(mut e) => errors.append(&mut e),
     }
-    prog.table_names = builders.keys().cloned().collect();
+    let mut default_allow = opts.default_allow;
+    prog.one_pass = true;
     for setting in &rs.settings {
-        if !prog.state_config.set(&setting.name, setting.value) {
-            errors.push(Diagnostic::new(
+        let on = setting.value != 0;
+        match setting.name.as_str() {
+            "one_pass" => prog.one_pass = on,
+            "default_to_accept" => default_allow |= on,
+            "net.link.ether.ipfw" => prog.layer2 = on,
+            name if prog.state_config.set(name, setting.value) => {}
+            name => errors.push(Diagnostic::new(
                 setting.span,
-                format!("unknown setting '{}'", setting.name),
-            ));
-        }
-    }
-    // ipfw keeps rules sorted by number, equal numbers in the order added.
-    let mut order: Vec<&ast::Rule> = rs.rules.iter().collect();
-    order.sort_by_key(|r| r.number);
-    for rule in order {
-        let start = prog.insns.len() as u32;
-        let mut c = RuleCompiler {
-            prog: &mut prog,
-            names,
-            rule,
-            state_op: StateOp::None,
-        };
-        match c.body().and_then(|()| c.check_tablearg()) {
-            Ok(()) => {
-                let state_op = c.state_op;
-                let check_state = rule.action == RuleAction::CheckState;
-                if check_state {
-                    // Without a state it never matches; with one it fires
-                    // before its instructions run (below).
-                    prog.insns.push(Insn::new(Op::Never, 0));
-                }
-                let (proto, mut class_mask, mut class_bits) =
-                    hoist_header(&mut prog.insns, start as usize);
-                // A probe rule's header requires "no state": a packet of a
-                // known flow fails it whatever else the rule says, and the
-                // evaluator's header-failure path fires the state.
-                let probe =
-                    check_state || matches!(state_op, StateOp::Keep | StateOp::Limit { .. });
-                if probe {
-                    class_mask |= class::STATE;
-                    class_bits &= !class::STATE;
-                }
-                prog.rules.push(Rule {
-                    number: rule.number,
-                    action: rule.action,
-                    log_limit: rule.log.map(|l| l.amount.unwrap_or(u32::MAX)),
-                    start,
-                    end: prog.insns.len() as u32,
-                    jump: 0,
-                    proto,
-                    class_mask,
-                    class_bits,
-                    skip_proto: 0,
-                    skip_class: 0,
-                    probe,
-                    state_op,
-                    text: rule.to_string(),
-                    line: rule.span.line,
-                })
-            }
-            Err(e) => {
-                prog.insns.truncate(start as usize);
-                errors.push(e);
-            }
-        }
-    }
-    for (name, builder) in &builders {
-        match builder.build() {
-            Ok(t) => prog.tables.push(std::sync::Arc::new(t)),
-            Err(e) => errors.push(Diagnostic::new(
-                Span::default(),
-                format!("table {name}: {e}"),
+                format!("unknown setting '{name}'"),
             )),
+        }
+    }
+    let disabled = opts.disabled_sets | rs.disabled_sets;
+    // ipfw keeps rules sorted by number, equal numbers in the order added.
+    let mut order: Vec<&ast::Rule> = rs
+        .rules
+        .iter()
+        .filter(|r| disabled >> r.head.set & 1 == 0)
+        .collect();
+    order.sort_by_key(|r| r.number);
+    if let Err(e) = register_names(&mut prog, &order) {
+        errors.push(e);
+    }
+    for rule in order {
+        match compile_rule(&mut prog, names, opts, rule) {
+            Ok(r) => prog.rules.push(r),
+            Err(e) => errors.push(e),
         }
     }
     if !errors.is_empty() {
         return Err(errors);
     }
-    let end = prog.insns.len() as u32;
-    let (action, text) = if opts.default_allow {
-        (RuleAction::Allow, "allow ip from any to any")
-    } else {
-        (RuleAction::Deny, "deny ip from any to any")
+    prog.rules
+        .push(default_rule(prog.insns.len() as u32, default_allow));
+    resolve_jumps(&mut prog.rules);
+    skip_steps(&mut prog.rules);
+    prog.verify()
+        .map_err(|msg| vec![Diagnostic::new(Span::default(), msg)])?;
+    Ok(prog)
+}
+
+/// Gives every tag number that a `tag`/`untag` names a bit, and every
+/// state name an index (0 is the default name), before any rule compiles.
+fn register_names(prog: &mut Program, rules: &[&ast::Rule]) -> Result<(), Diagnostic> {
+    prog.state_names = vec!["default".to_owned()];
+    for r in rules {
+        if let Some(ast::TagOp::Tag(n) | ast::TagOp::Untag(n)) = r.head.tag {
+            if !prog.tag_values.contains(&n) {
+                if prog.tag_values.len() == MAX_TAGS {
+                    return Err(Diagnostic::new(
+                        r.span,
+                        format!("more than {MAX_TAGS} distinct tag numbers in one ruleset"),
+                    ));
+                }
+                prog.tag_values.push(n);
+            }
+        }
+        let named = r.body.options.iter().filter_map(|o| match &o.opt {
+            ast::Opt::KeepState(n) | ast::Opt::RecordState(n) | ast::Opt::Limit { name: n, .. } => {
+                n.as_deref()
+            }
+            _ => None,
+        });
+        let checked = match &r.action {
+            ast::Action::CheckState(Some(n)) if n != "any" => Some(n.as_str()),
+            _ => None,
+        };
+        for name in named.chain(checked) {
+            if !prog.state_names.iter().any(|n| n == name) {
+                if prog.state_names.len() == MAX_STATE_NAMES {
+                    return Err(Diagnostic::new(
+                        r.span,
+                        format!("more than {MAX_STATE_NAMES} distinct state names in one ruleset"),
+                    ));
+                }
+                prog.state_names.push(name.to_owned());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The index of a state name (the default for None, [`ANY_STATE`] for `any`).
+fn state_index(prog: &Program, name: &ast::StateName) -> u8 {
+    match name.as_deref() {
+        None => 0,
+        Some("any") => ANY_STATE,
+        Some(n) => prog.state_names.iter().position(|s| s == n).unwrap_or(0) as u8,
+    }
+}
+
+fn compile_rule(
+    prog: &mut Program,
+    names: &Names,
+    opts: &CompileOptions,
+    rule: &ast::Rule,
+) -> Result<Rule, Diagnostic> {
+    let start = prog.insns.len();
+    let mut c = body::RuleCompiler::new(prog, names, rule, opts.no_me);
+    let compiled = c.body().and_then(|()| c.check_tablearg());
+    let (state_op, state_name, defer) = (c.state_op, c.state_name, c.defer);
+    if let Err(e) = compiled {
+        prog.insns.truncate(start);
+        return Err(e);
+    }
+    let act = Act::of(&rule.action);
+    let check_state = act == Act::CheckState;
+    // Without a state a check-state never matches, and a defer-action rule
+    // without one never runs its action (ipfw's O_SKIP_ACTION); with a
+    // state both fire before their instructions run.
+    if check_state || (defer && state_op == StateOp::None) {
+        prog.insns.push(Insn::new(Op::Never, 0));
+    }
+    let (proto, mut class_mask, mut class_bits) = hoist_header(&mut prog.insns, start);
+    // A probe rule's header requires "no state": a packet of a known flow
+    // fails it whatever else the rule says, and the evaluator's
+    // header-failure path fires the state.
+    let probe =
+        check_state || matches!(state_op, StateOp::Keep | StateOp::Limit { probe: true, .. });
+    if probe {
+        class_mask |= class::STATE;
+        class_bits &= !class::STATE;
+    }
+    let state_name = match &rule.action {
+        ast::Action::CheckState(name) => state_index(prog, name),
+        _ => state_index(prog, &state_name),
     };
-    prog.rules.push(Rule {
+    let tag_bit = |n: u16| 1u64 << prog.tag_values.iter().position(|&t| t == n).unwrap_or(0);
+    let tag = match rule.head.tag {
+        Some(ast::TagOp::Tag(n)) => TagChange {
+            set: tag_bit(n),
+            clear: 0,
+        },
+        Some(ast::TagOp::Untag(n)) => TagChange {
+            set: 0,
+            clear: tag_bit(n),
+        },
+        None => TagChange::default(),
+    };
+    Ok(Rule {
+        number: rule.number,
+        set: rule.head.set,
+        action: rule.action.clone(),
+        act,
+        prob: rule.head.prob.map(|p| p.0),
+        tag,
+        state_name,
+        defer,
+        log_limit: rule.log.map(|l| l.amount.unwrap_or(u32::MAX)),
+        start: start as u32,
+        end: prog.insns.len() as u32,
+        jump: 0,
+        proto,
+        class_mask,
+        class_bits,
+        skip_proto: 0,
+        skip_class: 0,
+        probe,
+        state_op,
+        text: rule.to_string(),
+        action_text: rule.action.to_string(),
+        line: rule.span.line,
+    })
+}
+
+/// The implicit rule 65535: deny (or allow) everything.
+fn default_rule(end: u32, allow: bool) -> Rule {
+    let action = if allow {
+        RuleAction::Allow
+    } else {
+        RuleAction::Deny
+    };
+    Rule {
         number: DEFAULT_RULE,
+        set: ast::RESERVED_SET,
+        act: Act::of(&action),
+        text: format!("{action} ip from any to any"),
+        action_text: action.to_string(),
         action,
+        prob: None,
+        tag: TagChange::default(),
+        state_name: 0,
+        defer: false,
         log_limit: None,
         start: end,
         end,
@@ -141,14 +239,8 @@ pub fn compile(
         skip_class: 0,
         probe: false,
         state_op: StateOp::None,
-        text: text.to_owned(),
         line: 0,
-    });
-    resolve_jumps(&mut prog.rules);
-    skip_steps(&mut prog.rules);
-    prog.verify()
-        .map_err(|msg| vec![Diagnostic::new(Span::default(), msg)])?;
-    Ok(prog)
+    }
 }
 
 /// `skipto N` / `call N` continue at the first rule numbered N or more.
@@ -228,389 +320,5 @@ fn skip_steps(rules: &mut [Rule]) {
         let (np, nc) = (next.skip_proto, next.skip_class);
         rules[i].skip_proto = if same_proto { np } else { i as u32 + 1 };
         rules[i].skip_class = if same_class { nc } else { i as u32 + 1 };
-    }
-}
-
-const PORT_PROTOCOLS: [u8; 3] = [6, 17, 132];
-
-struct RuleCompiler<'a> {
-    prog: &'a mut Program,
-    names: &'a Names,
-    rule: &'a ast::Rule,
-    state_op: StateOp,
-}
-
-impl RuleCompiler<'_> {
-    fn err(&self, span: Span, msg: impl Into<String>) -> Diagnostic {
-        let span = if span.line == 0 { self.rule.span } else { span };
-        Diagnostic::new(span, msg)
-    }
-
-    fn body(&mut self) -> Result<(), Diagnostic> {
-        let body = &self.rule.body;
-        let port_capable = self.protos(&body.proto)?;
-        self.addrs(&body.src, Side::Src)?;
-        self.ports(&body.src_ports, Side::Src, port_capable)?;
-        self.addrs(&body.dst, Side::Dst)?;
-        self.ports(&body.dst_ports, Side::Dst, port_capable)?;
-        for item in &body.options {
-            self.option(item)?;
-        }
-        Ok(())
-    }
-
-    /// Emits a group of alternatives: an or-block, or with `not` every
-    /// member negated and all required (De Morgan), as ipfw does.
-    fn group(&mut self, mut insns: Vec<Insn>, not: bool) {
-        let n = insns.len();
-        for (i, ins) in insns.iter_mut().enumerate() {
-            if not {
-                ins.flags |= F_NOT;
-            } else if i + 1 < n {
-                ins.flags |= F_OR;
-            }
-        }
-        self.prog.insns.extend(insns);
-    }
-
-    /// Returns whether every protocol alternative carries ports.
-    fn protos(&mut self, protos: &[ast::Proto]) -> Result<bool, Diagnostic> {
-        if protos.contains(&ast::Proto::Any) {
-            return Ok(false);
-        }
-        let mut insns = Vec::new();
-        let mut port_capable = true;
-        for p in protos {
-            let ins = match p {
-                ast::Proto::Any => unreachable!("handled above"),
-                ast::Proto::Ip4 => Insn::new(Op::IpVersion, 4),
-                ast::Proto::Ip6 => Insn::new(Op::IpVersion, 6),
-                ast::Proto::Number(n) => Insn::new(Op::Proto, u32::from(*n)),
-                ast::Proto::Name(name, span) => {
-                    let n = self
-                        .names
-                        .protocol(name)
-                        .ok_or_else(|| self.err(*span, format!("unknown protocol '{name}'")))?;
-                    Insn::new(Op::Proto, u32::from(n))
-                }
-            };
-            port_capable &= ins.op == Op::Proto && PORT_PROTOCOLS.contains(&(ins.arg as u8));
-            insns.push(ins);
-        }
-        self.group(insns, false);
-        Ok(port_capable)
-    }
-
-    fn addrs(&mut self, spec: &ast::AddrSpec, side: Side) -> Result<(), Diagnostic> {
-        if spec.items.contains(&ast::Addr::Any) {
-            if spec.not {
-                self.prog.insns.push(Insn::new(Op::Never, 0));
-            }
-            return Ok(());
-        }
-        let first_net = self.prog.nets.len();
-        let mut insns = Vec::new();
-        for item in &spec.items {
-            match item {
-                ast::Addr::Any => unreachable!("handled above"),
-                ast::Addr::Me => insns.push(Insn::new(side.op(Op::SrcMe, Op::DstMe), 4)),
-                ast::Addr::Me6 => insns.push(Insn::new(side.op(Op::SrcMe, Op::DstMe), 6)),
-                ast::Addr::Prefix(addr, len) => self.prog.nets.push(prefix_net(*addr, *len)),
-                ast::Addr::Masked(addr, mask) => self.prog.nets.push(masked_net(*addr, *mask)),
-                ast::Addr::Table(name, value, span) => {
-                    let op = side.op(Op::SrcTable, Op::DstTable);
-                    insns.push(self.table_insn(op, name, *value, *span)?);
-                }
-            }
-        }
-        let count = self.prog.nets.len() - first_net;
-        let single = (count == 1).then(|| prefix4_insn(&self.prog.nets[first_net], side));
-        if let Some(Some(ins)) = single {
-            self.prog.nets.truncate(first_net);
-            insns.insert(0, ins);
-        } else if count > 0 {
-            let len = u16::try_from(count)
-                .map_err(|_| self.err(Span::default(), "too many addresses in one list"))?;
-            insns.insert(
-                0,
-                Insn {
-                    op: side.op(Op::SrcNet, Op::DstNet),
-                    flags: 0,
-                    len,
-                    arg: first_net as u32,
-                },
-            );
-        }
-        self.group(insns, spec.not);
-        Ok(())
-    }
-
-    fn ports(
-        &mut self,
-        spec: &Option<ast::PortSpec>,
-        side: Side,
-        port_capable: bool,
-    ) -> Result<(), Diagnostic> {
-        let Some(spec) = spec else { return Ok(()) };
-        if !port_capable {
-            return Err(self.err(
-                self.rule.span,
-                "ports need the protocol to be tcp, udp or sctp (or a block of them)",
-            ));
-        }
-        let mut ranges = Vec::with_capacity(spec.items.len());
-        for item in &spec.items {
-            let lo = self.port(&item.lo)?;
-            let hi = match &item.hi {
-                Some(h) => self.port(h)?,
-                None => lo,
-            };
-            if lo > hi {
-                return Err(self.err(self.rule.span, format!("port range {lo}-{hi} is backwards")));
-            }
-            ranges.push((lo, hi));
-        }
-        let ins = match ranges.as_slice() {
-            [(lo, hi)] => Insn::new(
-                side.op(Op::SrcPortRange, Op::DstPortRange),
-                u32::from(*lo) | u32::from(*hi) << 16,
-            ),
-            _ => self.range_insn(side.op(Op::SrcPort, Op::DstPort), ranges)?,
-        };
-        if spec.not {
-            self.prog.insns.push(Insn::new(Op::HasPorts, 0));
-        }
-        self.group(vec![ins], spec.not);
-        Ok(())
-    }
-
-    fn port(&self, p: &ast::Port) -> Result<u16, Diagnostic> {
-        match p {
-            ast::Port::Number(n) => Ok(*n),
-            ast::Port::Name(name, span) => self
-                .names
-                .service(name)
-                .ok_or_else(|| self.err(*span, format!("unknown service '{name}'"))),
-        }
-    }
-
-    fn range_insn(&mut self, op: Op, ranges: Vec<(u16, u16)>) -> Result<Insn, Diagnostic> {
-        let len = u16::try_from(ranges.len())
-            .map_err(|_| self.err(Span::default(), "too many ranges in one list"))?;
-        let arg = self.prog.ranges.len() as u32;
-        self.prog.ranges.extend(ranges);
-        Ok(Insn {
-            op,
-            flags: 0,
-            len,
-            arg,
-        })
-    }
-
-    fn iface(&mut self, op: Op, name: &str, span: Span) -> Result<Insn, Diagnostic> {
-        let idx = match self.prog.iface_patterns.iter().position(|p| p == name) {
-            Some(i) => i,
-            None => {
-                if self.prog.iface_patterns.len() >= MAX_IFACE_PATTERNS {
-                    return Err(
-                        self.err(span, "more than 64 distinct interface names in one ruleset")
-                    );
-                }
-                self.prog.iface_patterns.push(name.to_owned());
-                self.prog.iface_patterns.len() - 1
-            }
-        };
-        Ok(Insn::new(op, idx as u32))
-    }
-
-    /// A table test; the table must be defined (file or `table` lines).
-    fn table_insn(
-        &mut self,
-        op: Op,
-        name: &str,
-        value: Option<u32>,
-        span: Span,
-    ) -> Result<Insn, Diagnostic> {
-        let table = self
-            .prog
-            .table_names
-            .iter()
-            .position(|n| n == name)
-            .ok_or_else(|| {
-                self.err(
-                    span,
-                    format!(
-                        "no such table '{name}' (fill it with `table {name} add PREFIX` lines or --table {name}=FILE)"
-                    ),
-                )
-            })?;
-        self.prog.table_refs.push(TableRef {
-            table: table as u32,
-            value,
-        });
-        Ok(Insn::new(op, (self.prog.table_refs.len() - 1) as u32))
-    }
-
-    /// `skipto tablearg` takes its target from a table test in the rule.
-    fn check_tablearg(&self) -> Result<(), Diagnostic> {
-        let has_table = self
-            .rule
-            .body
-            .src
-            .items
-            .iter()
-            .chain(&self.rule.body.dst.items)
-            .any(|a| matches!(a, ast::Addr::Table(..)))
-            || self.rule.body.options.iter().any(|o| {
-                matches!(
-                    o.opt,
-                    ast::Opt::Lookup(ast::LookupKey::SrcIp | ast::LookupKey::DstIp, _)
-                )
-            });
-        if self.rule.action == RuleAction::SkiptoTablearg && !has_table {
-            return Err(self.err(
-                self.rule.span,
-                "skipto tablearg needs a table(NAME) or lookup in the same rule",
-            ));
-        }
-        Ok(())
-    }
-
-    /// `keep-state`, `record-state`, `limit`: at most one per rule.
-    fn state(&mut self, item: &ast::OptionItem, op: StateOp) -> Result<(), Diagnostic> {
-        if item.not {
-            return Err(self.err(item.span, "a state option cannot be negated"));
-        }
-        if self.state_op != StateOp::None {
-            return Err(self.err(
-                item.span,
-                "one rule may have only one of keep-state, record-state and limit",
-            ));
-        }
-        if self.rule.action == RuleAction::CheckState {
-            return Err(self.err(item.span, "check-state cannot make states"));
-        }
-        self.state_op = op;
-        Ok(())
-    }
-
-    fn option(&mut self, item: &ast::OptionItem) -> Result<(), Diagnostic> {
-        let flags = |s: ast::FlagSpec| u32::from(s.set) | u32::from(s.clear) << 8;
-        let mut ins = match &item.opt {
-            ast::Opt::In => Insn::new(Op::In, 0),
-            ast::Opt::Out => Insn::new(Op::Out, 0),
-            ast::Opt::Via(n) => self.iface(Op::Via, n, item.span)?,
-            ast::Opt::Recv(n) => self.iface(Op::Recv, n, item.span)?,
-            ast::Opt::Xmit(n) => self.iface(Op::Xmit, n, item.span)?,
-            ast::Opt::Established => Insn::new(Op::Established, 0),
-            ast::Opt::Setup => Insn::new(Op::Setup, 0),
-            ast::Opt::Frag => Insn::new(Op::Frag, 0),
-            ast::Opt::TcpFlags(s) => Insn::new(Op::TcpFlags, flags(*s)),
-            ast::Opt::IpOptions(s) => Insn::new(Op::IpOptions, flags(*s)),
-            ast::Opt::IpTos(s) => Insn::new(Op::IpTos, flags(*s)),
-            ast::Opt::IcmpTypes(bits) => Insn::new(Op::IcmpTypes, *bits),
-            ast::Opt::IpVersion(v) => Insn::new(Op::IpVersion, u32::from(*v)),
-            ast::Opt::IpLen(r) => self.range_insn(Op::IpLen, r.clone())?,
-            ast::Opt::IpTtl(r) => self.range_insn(Op::IpTtl, r.clone())?,
-            ast::Opt::Icmp6Types(bits) => {
-                self.prog.icmp6_types.push(*bits);
-                Insn::new(Op::Icmp6Types, (self.prog.icmp6_types.len() - 1) as u32)
-            }
-            ast::Opt::Ext6Hdr(bits) => Insn::new(Op::Ext6Hdr, u32::from(*bits)),
-            ast::Opt::Lookup(key, table) => match key {
-                ast::LookupKey::SrcIp => self.table_insn(Op::SrcTable, table, None, item.span)?,
-                ast::LookupKey::DstIp => self.table_insn(Op::DstTable, table, None, item.span)?,
-                ast::LookupKey::SrcPort | ast::LookupKey::DstPort => {
-                    return Err(self.err(
-                        item.span,
-                        "lookup src-port/dst-port: port tables are not supported; use a port list",
-                    ));
-                }
-            },
-            ast::Opt::KeepState => return self.state(item, StateOp::Keep),
-            ast::Opt::RecordState => return self.state(item, StateOp::Record),
-            &ast::Opt::Limit { mask, count } => {
-                return self.state(item, StateOp::Limit { mask, count })
-            }
-        };
-        if item.not {
-            ins.flags |= F_NOT;
-        }
-        self.prog.insns.push(ins);
-        Ok(())
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Side {
-    Src,
-    Dst,
-}
-
-impl Side {
-    fn op(self, src: Op, dst: Op) -> Op {
-        match self {
-            Side::Src => src,
-            Side::Dst => dst,
-        }
-    }
-}
-
-/// The inline form of one contiguous IPv4 prefix, when the net is one.
-fn prefix4_insn(net: &Net, side: Side) -> Option<Insn> {
-    let m = net.mask as u32;
-    let contiguous = m.leading_ones() + m.trailing_zeros() == 32;
-    (net.version == 4 && contiguous).then(|| Insn {
-        op: side.op(Op::SrcPrefix4, Op::DstPrefix4),
-        flags: 0,
-        len: m.leading_ones() as u16,
-        arg: net.value as u32,
-    })
-}
-
-/// All-ones over the 96 bits that make an address IPv4-mapped.
-const V4_MAPPED_MASK: u128 = !0u128 << 32;
-
-fn prefix_net(addr: std::net::IpAddr, len: u8) -> Net {
-    match addr {
-        std::net::IpAddr::V4(a) => {
-            let m = if len == 0 {
-                0
-            } else {
-                u32::MAX << (32 - u32::from(len))
-            };
-            Net {
-                value: v4_mapped(u32::from(a) & m),
-                mask: V4_MAPPED_MASK | u128::from(m),
-                version: 4,
-            }
-        }
-        std::net::IpAddr::V6(a) => {
-            let m = if len == 0 {
-                0
-            } else {
-                u128::MAX << (128 - u32::from(len))
-            };
-            Net {
-                value: u128::from(a) & m,
-                mask: m,
-                version: 6,
-            }
-        }
-    }
-}
-
-fn masked_net(addr: std::net::IpAddr, mask: std::net::IpAddr) -> Net {
-    match (addr, mask) {
-        (std::net::IpAddr::V4(a), std::net::IpAddr::V4(m)) => {
-            let m = u32::from(m);
-            Net {
-                value: v4_mapped(u32::from(a) & m),
-                mask: V4_MAPPED_MASK | u128::from(m),
-                version: 4,
-            }
-        }
-        // The parser only makes IPv4 masks; treat anything else as exact.
-        _ => prefix_net(addr, if addr.is_ipv4() { 32 } else { 128 }),
     }
 }

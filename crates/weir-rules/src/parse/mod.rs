@@ -1,16 +1,27 @@
 //! Parses ipfw rule files into a [`Ruleset`].
 //!
-//! One rule per line: `[ipfw [-q]] [add] [NUMBER] ACTION [log [logamount N]] BODY`.
-//! Two other kinds of line fill tables and set state tunables:
-//! `[ipfw] table NAME add PREFIX [VALUE]` and
-//! `[sysctl] net.inet.ip.fw.dyn_ack_lifetime=300`.
+//! One command per line, as `ipfw` reads a ruleset script:
+//! - rules: `[ipfw [-q]] [add] [NUMBER] [set S] [prob P] ACTION [log …]
+//!   [altq Q] [tag|untag N] BODY` (`mod.rs`, options in `options.rs`);
+//! - table commands, tunables and housekeeping lines (`script.rs`):
+//!   `table NAME add PREFIX [VALUE]`, `net.inet.ip.fw.one_pass=0`,
+//!   `ipfw -q -f flush`, `ipfw set disable 3`, `ipfw pipe 1 config …`.
+//!
 //! Every line is parsed even after an error, so a file's errors come out
-//! together; any error means no ruleset at all.
+//! together; any error means no ruleset at all. Service names are checked
+//! against [`Names`] here, so that a word after the destination is a port
+//! only if it really is one.
+
+mod options;
+mod script;
 
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use crate::lex::{lex_line, Tok, Token};
+use crate::names::Names;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+pub use options::{is_option_keyword, OPTION_KEYWORDS, REFUSED_OPTIONS};
 
 /// Rule numbers run 1..=65534; 65535 is the implicit default rule.
 pub const MAX_RULE_NUMBER: u16 = 65534;
@@ -19,93 +30,68 @@ pub const AUTOINC_STEP: u16 = 100;
 
 type PResult<T> = Result<T, Diagnostic>;
 
-/// Parses a whole rule file.
+/// Parses a whole rule file; service names from the built-in table.
 pub fn parse(source: &str) -> Result<Ruleset, Vec<Diagnostic>> {
-    let mut rs = Ruleset::default();
+    parse_with(source, &Names::default())
+}
+
+/// Parses a whole rule file, knowing these service names.
+pub fn parse_with(source: &str, names: &Names) -> Result<Ruleset, Vec<Diagnostic>> {
+    let mut script = script::Script::new(names);
     let mut errors = Vec::new();
-    let mut last_number: u16 = 0;
     for (i, text) in source.lines().enumerate() {
         let line_no = u32::try_from(i + 1).unwrap_or(u32::MAX);
         let line = lex_line(text, line_no);
         if line.tokens.is_empty() {
+            if let Some(c) = line.comment.filter(|c| !c.is_empty()) {
+                // `// text` alone: ipfw's comment action, a count rule.
+                let p = Parser::new(&line.tokens, line_no, text, names);
+                if let Err(e) = script.comment_rule(c, p.eol) {
+                    errors.push(e);
+                }
+            }
             continue;
         }
-        let mut p = Parser::new(&line.tokens, line_no, text);
-        let result = match p.line_kind() {
-            LineKind::Table => p.table_entry().map(|e| rs.table_entries.push(e)),
-            LineKind::Setting => p.setting().map(|s| rs.settings.push(s)),
-            LineKind::Rule => p.rule(last_number).map(|mut rule| {
-                rule.comment = line.comment.filter(|c| !c.is_empty()).map(str::to_owned);
-                last_number = last_number.max(rule.number);
-                rs.rules.push(rule);
-            }),
-        };
-        if let Err(e) = result {
+        let mut p = Parser::new(&line.tokens, line_no, text, names);
+        if let Err(e) = script.line(&mut p, line.comment) {
             errors.push(e);
         }
     }
     if errors.is_empty() {
-        Ok(rs)
+        Ok(script.finish())
     } else {
         Err(errors)
     }
 }
 
-enum LineKind {
-    Rule,
-    Table,
-    Setting,
-}
-
-/// The sysctl prefix of ipfw's tunables.
-const SYSCTL_PREFIX: &str = "net.inet.ip.fw.";
-
 /// Parses a single rule (no number needed; numbered 100 if none given).
 pub fn parse_rule(text: &str) -> Result<Rule, Diagnostic> {
+    let names = Names::default();
     let line = lex_line(text, 1);
-    let mut rule = Parser::new(&line.tokens, 1, text).rule(0)?;
+    let mut p = Parser::new(&line.tokens, 1, text, &names);
+    p.skip_ipfw_prefix();
+    p.eat_word("add");
+    let mut rule = p.rule(0, AUTOINC_STEP)?;
     rule.comment = line.comment.filter(|c| !c.is_empty()).map(str::to_owned);
     Ok(rule)
 }
 
-struct Parser<'t, 'a> {
+pub(crate) struct Parser<'t, 'a, 'n> {
     toks: &'t [Token<'a>],
     pos: usize,
     /// Where "end of rule" errors point: just past the last character.
     eol: Span,
+    names: &'n Names,
 }
 
-const OPTION_WORDS: &[&str] = &[
-    "in",
-    "out",
-    "via",
-    "recv",
-    "xmit",
-    "established",
-    "setup",
-    "tcpflags",
-    "icmptypes",
-    "frag",
-    "ipoptions",
-    "iplen",
-    "ipttl",
-    "iptos",
-    "ipversion",
-    "keep-state",
-    "record-state",
-    "limit",
-    "icmp6types",
-    "ext6hdr",
-    "lookup",
-];
-
-impl<'t, 'a> Parser<'t, 'a> {
-    fn new(toks: &'t [Token<'a>], line: u32, text: &str) -> Self {
+impl<'t, 'a, 'n> Parser<'t, 'a, 'n> {
+    fn new(toks: &'t [Token<'a>], line: u32, text: &str, names: &'n Names) -> Self {
         let col = text.trim_end().chars().count() as u32 + 1;
         Parser {
             toks,
             pos: 0,
             eol: Span { line, col, len: 1 },
+            names,
         }
     }
 
@@ -113,11 +99,12 @@ impl<'t, 'a> Parser<'t, 'a> {
         self.toks.get(self.pos)
     }
 
+    fn peek_tok(&self) -> Option<Tok<'a>> {
+        self.peek().map(|t| t.tok)
+    }
+
     fn peek_word(&self) -> Option<&'a str> {
-        match self.peek()?.tok {
-            Tok::Word(w) => Some(w),
-            _ => None,
-        }
+        self.peek_word_at(0)
     }
 
     fn peek_word_at(&self, ahead: usize) -> Option<&'a str> {
@@ -125,6 +112,11 @@ impl<'t, 'a> Parser<'t, 'a> {
             Tok::Word(w) => Some(w),
             _ => None,
         }
+    }
+
+    /// Where the next token is, or the end of the line.
+    fn here(&self) -> Span {
+        self.peek().map_or(self.eol, |t| t.span)
     }
 
     fn at_end(&self) -> bool {
@@ -163,12 +155,33 @@ impl<'t, 'a> Parser<'t, 'a> {
     }
 
     fn eat(&mut self, tok: Tok) -> bool {
-        if self.peek().map(|t| t.tok) == Some(tok) {
+        if self.peek_tok() == Some(tok) {
             self.pos += 1;
             true
         } else {
             false
         }
+    }
+
+    /// `{` or `(`: the start of an or-block.
+    fn eat_open(&mut self) -> Option<Tok<'a>> {
+        match self.peek_tok() {
+            Some(t @ (Tok::LBrace | Tok::LParen)) => {
+                self.pos += 1;
+                Some(t)
+            }
+            _ => None,
+        }
+    }
+
+    /// `or` or `|` between or-block members.
+    fn eat_or(&mut self) -> bool {
+        self.eat_word("or") || self.eat_word("|")
+    }
+
+    /// `not` or a lone `!`.
+    fn eat_not(&mut self) -> bool {
+        self.eat_word("not") || self.eat_word("!")
     }
 
     fn expect_word(&mut self, w: &str) -> PResult<Span> {
@@ -185,106 +198,12 @@ impl<'t, 'a> Parser<'t, 'a> {
 
     fn number<T: TryFrom<u64>>(&mut self, what: &str, max: u64) -> PResult<(T, Span)> {
         let (w, span) = self.word(what)?;
-        let n = parse_u64(w).filter(|&n| n <= max).ok_or_else(|| {
+        let n = parse_number(w).filter(|&n| n <= max).ok_or_else(|| {
             Diagnostic::new(span, format!("expected {what} (0..{max}), found '{w}'"))
         })?;
         let n =
             T::try_from(n).map_err(|_| Diagnostic::new(span, format!("{what} out of range")))?;
         Ok((n, span))
-    }
-
-    /// Which kind of line this is; consumes a leading `ipfw [-q]` of a
-    /// table line.
-    fn line_kind(&mut self) -> LineKind {
-        let skip_ipfw = usize::from(self.peek_word() == Some("ipfw"));
-        let flags = (skip_ipfw..self.toks.len())
-            .take_while(|&k| self.peek_word_at(k).is_some_and(|w| w.starts_with('-')))
-            .count();
-        let first = self.peek_word_at(skip_ipfw + flags);
-        if first == Some("table") {
-            self.pos += skip_ipfw + flags + 1;
-            return LineKind::Table;
-        }
-        match self.peek_word() {
-            Some("sysctl") => LineKind::Setting,
-            Some(w) if w.starts_with(SYSCTL_PREFIX) => LineKind::Setting,
-            _ => LineKind::Rule,
-        }
-    }
-
-    /// After `table`: `NAME add PREFIX [VALUE]`.
-    fn table_entry(&mut self) -> PResult<TableEntry> {
-        let (table, span) = self.word("a table name")?;
-        if !is_name(table) {
-            return Err(Diagnostic::new(span, format!("bad table name '{table}'")));
-        }
-        self.expect_word("add")?;
-        let (w, aspan) = self.word("a prefix (ADDR or ADDR/LEN)")?;
-        let (addr, len) = match parse_addr(w) {
-            Some(Addr::Prefix(a, l)) => (a, l),
-            _ => {
-                return Err(Diagnostic::new(
-                    aspan,
-                    format!("expected a prefix (ADDR or ADDR/LEN), found '{w}'"),
-                ))
-            }
-        };
-        let value = if self.at_end() {
-            0
-        } else {
-            self.number::<u32>("a table value", u64::from(u32::MAX))?.0
-        };
-        self.end_of_line()?;
-        Ok(TableEntry {
-            table: table.to_owned(),
-            addr,
-            len,
-            value,
-            span: aspan,
-        })
-    }
-
-    /// `[sysctl] net.inet.ip.fw.NAME=VALUE` (spaces around `=` allowed).
-    fn setting(&mut self) -> PResult<Setting> {
-        self.eat_word("sysctl");
-        let (w, span) = self.word("a setting (net.inet.ip.fw.NAME=VALUE)")?;
-        let (key, mut value) = match w.split_once('=') {
-            Some((k, v)) => (k, Some(v)),
-            None => (w, None),
-        };
-        let name = key.strip_prefix(SYSCTL_PREFIX).unwrap_or(key);
-        if !STATE_SETTINGS.iter().any(|(n, _)| *n == name) {
-            let known: Vec<_> = STATE_SETTINGS.iter().map(|(n, _)| *n).collect();
-            return Err(Diagnostic::new(
-                span,
-                format!("unknown setting '{key}' (known: {})", known.join(", ")),
-            ));
-        }
-        let mut vspan = span;
-        if value.is_none() || value == Some("") {
-            if value.is_none() {
-                let tok = self.next("'='")?;
-                if tok.text() != "=" {
-                    return Err(Diagnostic::new(tok.span, "expected '='"));
-                }
-            }
-            let (v, s) = self.word("a value")?;
-            value = Some(v);
-            vspan = s;
-        }
-        let v = value.unwrap_or_default();
-        let value = parse_u64(v)
-            .and_then(|n| u32::try_from(n).ok())
-            .ok_or_else(|| Diagnostic::new(vspan, format!("expected a number, found '{v}'")))?;
-        if name == "dyn_max" && value == 0 {
-            return Err(Diagnostic::new(vspan, "dyn_max must be at least 1"));
-        }
-        self.end_of_line()?;
-        Ok(Setting {
-            name: name.to_owned(),
-            value,
-            span,
-        })
     }
 
     fn end_of_line(&self) -> PResult<()> {
@@ -297,14 +216,31 @@ impl<'t, 'a> Parser<'t, 'a> {
         }
     }
 
-    fn rule(&mut self, last_number: u16) -> PResult<Rule> {
-        let start = self.peek().map(|t| t.span).unwrap_or(self.eol);
-        if self.eat_word("ipfw") {
-            while self.peek_word().is_some_and(|w| w.starts_with('-')) {
-                self.pos += 1;
-            }
+    /// Skips `ipfw` (or `/sbin/ipfw`) and its flags; returns whether `-q`
+    /// was among them.
+    fn skip_ipfw_prefix(&mut self) -> bool {
+        let is_ipfw = self
+            .peek_word()
+            .is_some_and(|w| w == "ipfw" || w.ends_with("/ipfw"));
+        if !is_ipfw {
+            return false;
         }
-        self.eat_word("add");
+        self.pos += 1;
+        let mut quiet = false;
+        while let Some(w) = self
+            .peek_word()
+            .filter(|w| w.starts_with('-') && w.len() > 1)
+        {
+            quiet |= w.contains('q');
+            self.pos += 1;
+        }
+        quiet
+    }
+
+    /// `[NUMBER] [set S] [prob P] ACTION [log …] [altq Q] [tag|untag N]
+    /// BODY`, after any `add`. Unnumbered rules get `last_number + step`.
+    fn rule(&mut self, last_number: u16, step: u16) -> PResult<Rule> {
+        let start = self.here();
         let number = if self
             .peek_word()
             .is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit()))
@@ -316,7 +252,7 @@ impl<'t, 'a> Parser<'t, 'a> {
             n
         } else {
             last_number
-                .checked_add(AUTOINC_STEP)
+                .checked_add(step)
                 .filter(|&n| n <= MAX_RULE_NUMBER)
                 .ok_or_else(|| {
                     Diagnostic::new(
@@ -325,10 +261,24 @@ impl<'t, 'a> Parser<'t, 'a> {
                     )
                 })?
         };
+        let mut head = RuleHead::default();
+        if self.eat_word("set") {
+            head.set = self
+                .number::<u8>("a set number", u64::from(RESERVED_SET))?
+                .0;
+        }
+        if self.eat_word("prob") {
+            head.prob = self.prob()?;
+        }
         let action = self.action(number)?;
-        let log = self.log()?;
-        let body = if self.at_end() && matches!(action, Action::CheckState | Action::Return) {
+        let log = self.modifiers(&mut head)?;
+        let body = if self.at_end() && action.bodyless() {
             Body::match_all()
+        } else if matches!(action, Action::CheckState(_)) {
+            return Err(Diagnostic::new(
+                self.here(),
+                "check-state takes only a state name (:NAME) and a comment",
+            ));
         } else {
             self.body()?
         };
@@ -340,12 +290,41 @@ impl<'t, 'a> Parser<'t, 'a> {
         }
         Ok(Rule {
             number,
+            head,
             action,
             log,
             body,
             comment: None,
             span: start,
         })
+    }
+
+    /// `prob P`, 0 < P <= 1 (1 is no prob at all).
+    fn prob(&mut self) -> PResult<Option<Prob>> {
+        let (w, span) = self.word("a match probability")?;
+        let p: f64 = w
+            .parse()
+            .ok()
+            .filter(|p: &f64| {
+                *p > 0.0 && *p <= 1.0 && w.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+            })
+            .ok_or_else(|| {
+                Diagnostic::new(
+                    span,
+                    format!("illegal match probability '{w}' (0 < P <= 1)"),
+                )
+            })?;
+        if p >= 1.0 {
+            return Ok(None);
+        }
+        let scaled = (p * 4_294_967_296.0).round();
+        if scaled < 1.0 {
+            return Err(Diagnostic::new(
+                span,
+                format!("match probability '{w}' is too small"),
+            ));
+        }
+        Ok(Some(Prob(scaled.min(f64::from(u32::MAX)) as u32)))
     }
 
     fn action(&mut self, number: u16) -> PResult<Action> {
@@ -355,13 +334,23 @@ impl<'t, 'a> Parser<'t, 'a> {
             "deny" | "drop" => Action::Deny,
             "reject" => Action::Reject,
             "reset" => Action::Reset,
+            "reset6" => Action::Reset6,
+            "abort" => Action::Abort,
+            "abort6" => Action::Abort6,
             "count" => Action::Count,
             "return" => Action::Return,
-            "check-state" => Action::CheckState,
+            "reass" => Action::Reass,
+            "check-state" => Action::CheckState(self.state_name(true)?),
             "unreach" => {
                 let (code, span) = self.word("an unreach code")?;
-                Action::Unreach(unreach_code(code).ok_or_else(|| {
+                Action::Unreach(code_of(UNREACH_CODES, code).ok_or_else(|| {
                     Diagnostic::new(span, format!("unknown unreach code '{code}'"))
+                })?)
+            }
+            "unreach6" => {
+                let (code, span) = self.word("an unreach6 code")?;
+                Action::Unreach6(code_of(UNREACH6_CODES, code).ok_or_else(|| {
+                    Diagnostic::new(span, format!("unknown unreach6 code '{code}'"))
                 })?)
             }
             "skipto" if self.eat_word("tablearg") => Action::SkiptoTablearg,
@@ -379,6 +368,38 @@ impl<'t, 'a> Parser<'t, 'a> {
                     Action::Call(target)
                 }
             }
+            "pipe" => Action::Pipe(self.arg(w, 65534)?),
+            "queue" => Action::Queue(self.arg(w, 65534)?),
+            "netgraph" => Action::Netgraph(self.arg(w, 65534)?),
+            "ngtee" => Action::Ngtee(self.arg(w, 65534)?),
+            "divert" => Action::Divert(self.divert_port(w)?),
+            "tee" => Action::Tee(self.divert_port(w)?),
+            "nat" if self.eat_word("global") => Action::Nat(NatArg::Global),
+            "nat" => Action::Nat(match self.arg(w, 65534)? {
+                Arg::Number(n) => NatArg::Number(n),
+                Arg::Tablearg => NatArg::Tablearg,
+            }),
+            "fwd" | "forward" => Action::Fwd(self.fwd_target()?),
+            "setfib" => Action::SetFib(self.arg(w, 0x7fff)?),
+            "setdscp" => Action::SetDscp(self.dscp_arg()?),
+            "tcp-setmss" => {
+                let (mss, mspan) = self.number::<u16>("an MSS", 65535)?;
+                if mss == 0 {
+                    return Err(Diagnostic::new(
+                        mspan,
+                        "tcp-setmss needs an MSS of 1..65535",
+                    ));
+                }
+                Action::TcpSetMss(mss)
+            }
+            "eaction" | "nat64lsn" | "nat64stl" | "nat64clat" | "nptv6" => {
+                return Err(Diagnostic::new(
+                    span,
+                    format!(
+                        "'{w}' hands the packet to an external action module, whose verdict a capture cannot decide"
+                    ),
+                ));
+            }
             _ => {
                 return Err(Diagnostic::new(span, format!("unknown action '{w}'")));
             }
@@ -386,38 +407,190 @@ impl<'t, 'a> Parser<'t, 'a> {
         Ok(action)
     }
 
-    fn log(&mut self) -> PResult<Option<Log>> {
-        if !self.eat_word("log") {
-            return Ok(None);
+    /// `N` (1..=max) or `tablearg`, after a hand-off action.
+    fn arg(&mut self, action: &str, max: u64) -> PResult<Arg> {
+        if self.eat_word("tablearg") {
+            return Ok(Arg::Tablearg);
         }
-        let amount = if self.eat_word("logamount") {
-            Some(self.number::<u32>("a log amount", u64::from(u32::MAX))?.0)
+        let (n, span) = self.number::<u32>(&format!("a number or tablearg after {action}"), max)?;
+        if n == 0 && action != "setfib" {
+            return Err(Diagnostic::new(span, format!("{action} needs 1..{max}")));
+        }
+        Ok(Arg::Number(n))
+    }
+
+    /// A divert port: a number, a `divert` service name, or `tablearg`.
+    fn divert_port(&mut self, action: &str) -> PResult<DivertPort> {
+        if self.eat_word("tablearg") {
+            return Ok(DivertPort::Tablearg);
+        }
+        let (w, span) = self.word(&format!("a divert port after {action}"))?;
+        if w.bytes().all(|b| b.is_ascii_digit()) {
+            return match parse_u64(w).and_then(|n| u16::try_from(n).ok()) {
+                Some(n) if n > 0 => Ok(DivertPort::Port(Port::Number(n))),
+                _ => Err(Diagnostic::new(
+                    span,
+                    format!("illegal divert/tee port '{w}'"),
+                )),
+            };
+        }
+        if DIVERT_SERVICES.iter().any(|(n, _)| *n == w) || self.names.service(w).is_some() {
+            Ok(DivertPort::Port(Port::Name(w.to_owned(), span)))
         } else {
-            None
+            Err(Diagnostic::new(
+                span,
+                format!("illegal divert/tee port '{w}'"),
+            ))
+        }
+    }
+
+    /// `ADDR`, `ADDR,PORT`, `ADDR:PORT` (IPv4), `[V6]:PORT`, `tablearg`.
+    fn fwd_target(&mut self) -> PResult<FwdTarget> {
+        let (w, span) = self.word("a forward address")?;
+        let bad = || Diagnostic::new(span, format!("bad forward address '{w}'"));
+        let (host, mut port) = if let Some(rest) = w.strip_prefix('[') {
+            let (h, p) = rest.split_once(']').ok_or_else(bad)?;
+            (h, p.strip_prefix(':').filter(|p| !p.is_empty()))
+        } else if w.matches(':').count() == 1 {
+            let (h, p) = w.split_once(':').ok_or_else(bad)?;
+            (h, Some(p))
+        } else {
+            (w, None)
         };
-        Ok(Some(Log { amount }))
+        // `ADDR,PORT`: the comma splits it into two words.
+        let mut pspan = span;
+        if port.is_none() && self.eat(Tok::Comma) {
+            let (p, s) = self.word("a forwarding port")?;
+            port = Some(p);
+            pspan = s;
+        }
+        let port = match port {
+            Some(p) => Some(
+                parse_u64(p)
+                    .and_then(|n| u16::try_from(n).ok())
+                    .or_else(|| self.names.service(p))
+                    .ok_or_else(|| {
+                        Diagnostic::new(pspan, format!("illegal forwarding port '{p}'"))
+                    })?,
+            ),
+            None => None,
+        };
+        let addr = if host == "tablearg" {
+            None
+        } else {
+            Some(host.parse::<IpAddr>().map_err(|_| bad())?)
+        };
+        Ok(FwdTarget { addr, port })
+    }
+
+    /// A DSCP code: a name (`af11`, `ef`, …), 0..63, or `tablearg`.
+    fn dscp_arg(&mut self) -> PResult<Arg> {
+        if self.eat_word("tablearg") {
+            return Ok(Arg::Tablearg);
+        }
+        let (w, span) = self.word("a DSCP code")?;
+        dscp_code(w)
+            .map(|c| Arg::Number(u32::from(c)))
+            .ok_or_else(|| Diagnostic::new(span, format!("unknown DSCP code '{w}'")))
+    }
+
+    /// `:NAME` after check-state / keep-state / limit; None for the
+    /// default name. `any` only where `check` says so.
+    fn state_name(&mut self, check: bool) -> PResult<StateName> {
+        let Some(w) = self.peek_word().filter(|w| w.starts_with(':')) else {
+            return Ok(None);
+        };
+        let span = self.here();
+        self.pos += 1;
+        let name = &w[1..];
+        if !is_name(name) {
+            return Err(Diagnostic::new(span, format!("invalid state name '{w}'")));
+        }
+        if name == "any" && !check {
+            return Err(Diagnostic::new(span, ":any is for check-state only"));
+        }
+        Ok((name != "default").then(|| name.to_owned()))
+    }
+
+    /// `log [logamount N]`, `altq QUEUE`, `tag N`, `untag N`, in any order.
+    fn modifiers(&mut self, head: &mut RuleHead) -> PResult<Option<Log>> {
+        let mut log = None;
+        loop {
+            let span = self.here();
+            match self.peek_word() {
+                Some("log") if log.is_none() => {
+                    self.pos += 1;
+                    let amount = if self.eat_word("logamount") {
+                        Some(self.number::<u32>("a log amount", u64::from(u32::MAX))?.0)
+                    } else {
+                        None
+                    };
+                    log = Some(Log { amount });
+                }
+                Some("altq") if head.altq.is_none() => {
+                    self.pos += 1;
+                    let (q, qspan) = self.word("an ALTQ queue name")?;
+                    if !is_name(q) {
+                        return Err(Diagnostic::new(qspan, format!("bad queue name '{q}'")));
+                    }
+                    head.altq = Some(q.to_owned());
+                }
+                Some(w @ ("tag" | "untag")) if head.tag.is_none() => {
+                    self.pos += 1;
+                    if self.peek_word() == Some("tablearg") {
+                        return Err(Diagnostic::new(
+                            self.here(),
+                            format!(
+                                "'{w} tablearg' is not supported in replay; give the tag number"
+                            ),
+                        ));
+                    }
+                    let (n, nspan) = self.number::<u16>("a tag (1..65534)", 65534)?;
+                    if n == 0 {
+                        return Err(Diagnostic::new(nspan, "tags are 1..65534"));
+                    }
+                    head.tag = Some(if w == "tag" {
+                        TagOp::Tag(n)
+                    } else {
+                        TagOp::Untag(n)
+                    });
+                }
+                Some(w @ ("log" | "altq" | "tag" | "untag")) => {
+                    return Err(Diagnostic::new(span, format!("'{w}' given twice")));
+                }
+                _ => return Ok(log),
+            }
+        }
     }
 
     fn body(&mut self) -> PResult<Body> {
+        if self.options_start_here() {
+            // ipfw's "just options" form: `allow src-ip 10.0.0.1`.
+            let mut body = Body::match_all();
+            body.options = self.options()?;
+            return Ok(body);
+        }
         let proto = self.protos()?;
         self.expect_word("from")?;
         let src = self.addr_spec()?;
-        let src_ports = if self.at_end() || self.peek_word() == Some("to") {
-            None
-        } else {
-            Some(self.port_spec()?)
+        let src_ports = match self.peek_word() {
+            None | Some("to") => None,
+            Some(w) if is_option_keyword(w) => {
+                return Err(Diagnostic::new(
+                    self.here(),
+                    format!("expected 'to', found '{w}' (options go after the destination)"),
+                ))
+            }
+            Some(_) => Some(self.port_spec(false)?),
         };
         self.expect_word("to")?;
         let dst = self.addr_spec()?;
-        let dst_ports = if self.at_end() || self.option_follows() {
+        let dst_ports = if self.at_end() || self.options_start_here() {
             None
         } else {
-            Some(self.port_spec()?)
+            Some(self.port_spec(true)?)
         };
-        let mut options = Vec::new();
-        while !self.at_end() {
-            options.push(self.option()?);
-        }
+        let options = self.options()?;
         Ok(Body {
             proto,
             src,
@@ -428,70 +601,67 @@ impl<'t, 'a> Parser<'t, 'a> {
         })
     }
 
-    fn option_follows(&self) -> bool {
-        let is_opt = |w: Option<&str>| w.is_some_and(|w| OPTION_WORDS.contains(&w));
-        match self.peek_word() {
-            Some("not") => is_opt(self.peek_word_at(1)),
-            w => is_opt(w),
+    /// Whether the next tokens begin the options: an option keyword, maybe
+    /// behind `not`/`!` or an or-block brace.
+    fn options_start_here(&self) -> bool {
+        let mut k = 0;
+        loop {
+            match self.toks.get(self.pos + k).map(|t| t.tok) {
+                Some(Tok::Word("not" | "!")) | Some(Tok::LBrace | Tok::LParen) => k += 1,
+                Some(Tok::Word(w)) => {
+                    let w = w.strip_prefix('!').unwrap_or(w);
+                    return is_option_keyword(w) && !is_protocol_keyword(w);
+                }
+                _ => return false,
+            }
         }
     }
 
     fn protos(&mut self) -> PResult<Vec<Proto>> {
-        if self.eat(Tok::LBrace) {
+        if let Some(open) = self.eat_open() {
             let mut protos = vec![self.proto()?];
-            while self.eat_word("or") {
+            while self.eat_or() {
                 protos.push(self.proto()?);
             }
-            self.close_brace()?;
+            self.close(open)?;
             Ok(protos)
         } else {
             Ok(vec![self.proto()?])
         }
     }
 
-    fn close_brace(&mut self) -> PResult<()> {
-        let tok = self.next("'}'")?;
-        if tok.tok == Tok::RBrace {
+    /// The `}` or `)` that closes an or-block opened by `open`.
+    fn close(&mut self, open: Tok) -> PResult<()> {
+        let want = if open == Tok::LParen {
+            Tok::RParen
+        } else {
+            Tok::RBrace
+        };
+        let tok = self.next(if want == Tok::RParen { "')'" } else { "'}'" })?;
+        if tok.tok == want {
             Ok(())
         } else {
+            let close = if want == Tok::RParen { ")" } else { "}" };
             Err(Diagnostic::new(
                 tok.span,
-                format!("expected 'or' or '}}', found '{}'", tok.text()),
+                format!("expected 'or' or '{close}', found '{}'", tok.text()),
             ))
         }
     }
 
     fn proto(&mut self) -> PResult<Proto> {
         let (w, span) = self.word("a protocol (ip, tcp, udp, icmp, a name or a number)")?;
-        Ok(match w {
-            "ip" | "all" => Proto::Any,
-            "ip4" | "ipv4" => Proto::Ip4,
-            "ip6" | "ipv6" => Proto::Ip6,
-            _ if w.bytes().all(|b| b.is_ascii_digit()) => Proto::Number(
-                parse_u64(w)
-                    .and_then(|n| u8::try_from(n).ok())
-                    .ok_or_else(|| {
-                        Diagnostic::new(span, format!("protocol number {w} is over 255"))
-                    })?,
-            ),
-            _ if is_name(w) && w != "from" => Proto::Name(w.to_owned(), span),
-            _ => {
-                return Err(Diagnostic::new(
-                    span,
-                    format!("expected a protocol, found '{w}'"),
-                ))
-            }
-        })
+        proto_of(w, span)
     }
 
     fn addr_spec(&mut self) -> PResult<AddrSpec> {
-        let not = self.eat_word("not");
-        if self.eat(Tok::LBrace) {
+        let not = self.eat_not();
+        if let Some(open) = self.eat_open() {
             let mut items = vec![self.addr()?];
-            while self.eat_word("or") {
+            while self.eat_or() {
                 items.push(self.addr()?);
             }
-            self.close_brace()?;
+            self.close(open)?;
             return Ok(AddrSpec {
                 not,
                 items,
@@ -502,6 +672,12 @@ impl<'t, 'a> Parser<'t, 'a> {
         while self.eat(Tok::Comma) {
             items.push(self.addr()?);
         }
+        if items.len() > 1 && items.iter().any(|a| matches!(a, Addr::Set { .. })) {
+            return Err(Diagnostic::new(
+                self.here(),
+                "an address set cannot be in a list",
+            ));
+        }
         Ok(AddrSpec {
             not,
             items,
@@ -510,7 +686,19 @@ impl<'t, 'a> Parser<'t, 'a> {
     }
 
     fn addr(&mut self) -> PResult<Addr> {
-        let (w, span) = self.word("an address (any, me, ADDR[/LEN], ADDR:MASK, table(NAME))")?;
+        let tok = self.next("an address")?;
+        let (w, span) = match tok.tok {
+            Tok::Word(w) => (w, tok.span),
+            _ => {
+                return Err(Diagnostic::new(
+                    tok.span,
+                    format!(
+                    "expected an address (any, me, ADDR[/LEN], ADDR:MASK, table(NAME)), found '{}'",
+                    tok.text()
+                ),
+                ))
+            }
+        };
         match w {
             "any" => return Ok(Addr::Any),
             "me" => return Ok(Addr::Me),
@@ -518,22 +706,15 @@ impl<'t, 'a> Parser<'t, 'a> {
             _ => {}
         }
         if let Some(inner) = w.strip_prefix("table(").and_then(|r| r.strip_suffix(')')) {
-            let (name, value) = match inner.split_once(',') {
-                Some((n, v)) => (n, Some(v)),
-                None => (inner, None),
-            };
-            if !is_name(name) {
-                return Err(Diagnostic::new(span, format!("bad table name '{name}'")));
-            }
-            let value = match value {
-                Some(v) => Some(
-                    parse_u64(v)
-                        .and_then(|n| u32::try_from(n).ok())
-                        .ok_or_else(|| Diagnostic::new(span, format!("bad table value '{v}'")))?,
-                ),
-                None => None,
-            };
-            return Ok(Addr::Table(name.to_owned(), value, span));
+            let (name, value) = table_ref(inner, span)?;
+            return Ok(Addr::Table(name, value, span));
+        }
+        // `a.b.c.d/24{5,10-20}`: a `{` right after the address opens a set.
+        let adjacent = self
+            .peek()
+            .is_some_and(|t| t.tok == Tok::LBrace && t.span.col == span.col + span.len);
+        if adjacent {
+            return self.addr_set(w, span);
         }
         parse_addr(w).ok_or_else(|| {
             Diagnostic::new(
@@ -543,18 +724,72 @@ impl<'t, 'a> Parser<'t, 'a> {
         })
     }
 
-    fn port_spec(&mut self) -> PResult<PortSpec> {
-        let not = self.eat_word("not");
-        let mut items = vec![self.port_range()?];
+    /// The `{…}` of an address set after its base `w` (no mask: /24).
+    fn addr_set(&mut self, w: &str, span: Span) -> PResult<Addr> {
+        let (a, len) = match w.split_once('/') {
+            Some((a, l)) => (a, parse_u64(l)),
+            None => (w, Some(24)),
+        };
+        let base: Ipv4Addr = a.parse().map_err(|_| {
+            Diagnostic::new(
+                span,
+                format!("an address set needs an IPv4 base, found '{w}'"),
+            )
+        })?;
+        let len = len.filter(|l| (24..=31).contains(l)).ok_or_else(|| {
+            Diagnostic::new(span, format!("invalid address set mask in '{w}' (24..31)"))
+        })? as u8;
+        let mask = u32::MAX << (32 - u32::from(len));
+        let base = Ipv4Addr::from(u32::from(base) & mask);
+        let size = 1u32 << (32 - u32::from(len));
+        let low = u32::from(base) & 0xff;
+        self.pos += 1; // the `{`
+        let mut members = [0u64; 4];
+        loop {
+            let (m, mspan) = self.word("a host number of the set")?;
+            let (lo, hi) = match m.split_once('-') {
+                Some((a, b)) => (parse_u64(a), parse_u64(b)),
+                None => (parse_u64(m), parse_u64(m)),
+            };
+            let (Some(lo), Some(hi)) = (lo, hi) else {
+                return Err(Diagnostic::new(mspan, format!("bad set member '{m}'")));
+            };
+            let range = u64::from(low)..u64::from(low + size);
+            if lo > hi || !range.contains(&lo) || !range.contains(&hi) {
+                return Err(Diagnostic::new(
+                    mspan,
+                    format!("set member '{m}' out of range [{}-{}]", low, low + size - 1),
+                ));
+            }
+            for k in lo - u64::from(low)..=hi - u64::from(low) {
+                members[(k / 64) as usize] |= 1 << (k % 64);
+            }
+            if self.eat(Tok::RBrace) {
+                return Ok(Addr::Set { base, len, members });
+            }
+            if !self.eat(Tok::Comma) {
+                return Err(Diagnostic::new(
+                    self.here(),
+                    "expected ',' or '}' in the address set",
+                ));
+            }
+        }
+    }
+
+    /// `[not] N | N-M | NAME [, ...]`. After the destination an unknown
+    /// first word is an unknown option rather than an unknown service.
+    fn port_spec(&mut self, after_dst: bool) -> PResult<PortSpec> {
+        let not = self.eat_not();
+        let mut items = vec![self.port_range(after_dst && !not)?];
         while self.eat(Tok::Comma) {
-            items.push(self.port_range()?);
+            items.push(self.port_range(false)?);
         }
         Ok(PortSpec { not, items })
     }
 
     /// `N`, `N-M`, `NAME`, `NAME-NAME`; a `-` inside a service name is
     /// written `\-` as in ipfw (`ftp\-data`).
-    fn port_range(&mut self) -> PResult<PortRange> {
+    fn port_range(&mut self, maybe_option: bool) -> PResult<PortRange> {
         let (w, span) = self.word("a port, range or service name")?;
         let split = find_unescaped_dash(w);
         let (lo_text, hi_text) = match split {
@@ -565,7 +800,13 @@ impl<'t, 'a> Parser<'t, 'a> {
             len: lo_text.chars().count() as u32,
             ..span
         };
-        let lo = port(lo_text, lo_span)?;
+        let lo = self.port(lo_text, lo_span).map_err(|e| {
+            if maybe_option && hi_text.is_none() && !w.bytes().all(|b| b.is_ascii_digit()) {
+                Diagnostic::new(span, format!("unknown option '{w}'"))
+            } else {
+                e
+            }
+        })?;
         let hi = match hi_text {
             Some(h) => {
                 let hi_span = Span {
@@ -573,7 +814,7 @@ impl<'t, 'a> Parser<'t, 'a> {
                     len: h.chars().count() as u32,
                     ..span
                 };
-                Some(port(h, hi_span)?)
+                Some(self.port(h, hi_span)?)
             }
             None => None,
         };
@@ -588,219 +829,75 @@ impl<'t, 'a> Parser<'t, 'a> {
         Ok(PortRange { lo, hi })
     }
 
-    fn option(&mut self) -> PResult<OptionItem> {
-        let not = self.eat_word("not");
-        let (w, span) = self.word("an option")?;
-        let opt = match w {
-            "in" => Opt::In,
-            "out" => Opt::Out,
-            "via" | "recv" | "xmit" => {
-                let (name, nspan) = self.word("an interface name")?;
-                if !is_ifname(name) {
-                    return Err(Diagnostic::new(
-                        nspan,
-                        format!("bad interface name '{name}'"),
-                    ));
-                }
-                let name = name.to_owned();
-                match w {
-                    "via" => Opt::Via(name),
-                    "recv" => Opt::Recv(name),
-                    _ => Opt::Xmit(name),
-                }
-            }
-            "established" => Opt::Established,
-            "setup" => Opt::Setup,
-            "frag" => Opt::Frag,
-            "keep-state" => Opt::KeepState,
-            "record-state" => Opt::RecordState,
-            "limit" => self.limit()?,
-            "icmp6types" => Opt::Icmp6Types(self.icmp6_types()?),
-            "ext6hdr" => Opt::Ext6Hdr(self.name_bits("extension header", EXT6_NAMES)?),
-            "lookup" => {
-                let (k, kspan) = self.word("src-ip, dst-ip, src-port or dst-port")?;
-                let key = LookupKey::NAMES
-                    .iter()
-                    .find(|(n, _)| *n == k)
-                    .map(|&(_, key)| key)
-                    .ok_or_else(|| {
-                        Diagnostic::new(
-                            kspan,
-                            format!("lookup key must be src-ip, dst-ip, src-port or dst-port, found '{k}'"),
-                        )
-                    })?;
-                let (name, nspan) = self.word("a table name")?;
-                if !is_name(name) {
-                    return Err(Diagnostic::new(nspan, format!("bad table name '{name}'")));
-                }
-                Opt::Lookup(key, name.to_owned())
-            }
-            "tcpflags" => Opt::TcpFlags(self.flag_list("TCP flag", TCP_FLAG_NAMES)?),
-            "ipoptions" => Opt::IpOptions(self.flag_list("IP option", IP_OPTION_NAMES)?),
-            "iptos" => Opt::IpTos(self.flag_list("TOS flag", IP_TOS_NAMES)?),
-            "icmptypes" => Opt::IcmpTypes(self.icmp_types()?),
-            "iplen" => Opt::IpLen(self.ranges("an IP length", 65535)?),
-            "ipttl" => Opt::IpTtl(self.ranges("a TTL", 255)?),
-            "ipversion" => {
-                let (v, vspan) = self.number::<u8>("an IP version", 6)?;
-                if v != 4 && v != 6 {
-                    return Err(Diagnostic::new(vspan, "ipversion must be 4 or 6"));
-                }
-                Opt::IpVersion(v)
-            }
-            _ => {
-                let hint = if w.bytes().all(|b| b.is_ascii_digit()) {
-                    " (ports go right after the address)"
-                } else {
-                    ""
-                };
-                return Err(Diagnostic::new(span, format!("unknown option '{w}'{hint}")));
-            }
-        };
-        Ok(OptionItem { not, opt, span })
-    }
-
-    /// A comma list of names, each optionally prefixed with `!`.
-    fn flag_list(&mut self, what: &str, names: &[(&str, u8)]) -> PResult<FlagSpec> {
-        let mut spec = FlagSpec::default();
-        loop {
-            let (w, span) = self.word(&format!("a {what}"))?;
-            let (negated, name) = match w.strip_prefix('!') {
-                Some(rest) => (true, rest),
-                None => (false, w),
-            };
-            let bit = names
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|&(_, b)| b)
-                .ok_or_else(|| {
-                    let known: Vec<_> = names.iter().map(|(n, _)| *n).collect();
-                    Diagnostic::new(
-                        span,
-                        format!("unknown {what} '{name}' (known: {})", known.join(", ")),
-                    )
-                })?;
-            if negated {
-                spec.clear |= bit;
-            } else {
-                spec.set |= bit;
-            }
-            if !self.eat(Tok::Comma) {
-                return Ok(spec);
-            }
+    fn port(&self, text: &str, span: Span) -> PResult<Port> {
+        if text.is_empty() {
+            return Err(Diagnostic::new(span, "empty port"));
         }
-    }
-
-    /// `limit {src-addr|src-port|dst-addr|dst-port}... N`.
-    fn limit(&mut self) -> PResult<Opt> {
-        let mut mask = 0u8;
-        while let Some(bit) = self
-            .peek_word()
-            .and_then(|w| LIMIT_NAMES.iter().find(|(n, _)| *n == w))
-            .map(|&(_, b)| b)
-        {
-            mask |= bit;
-            self.pos += 1;
+        if text.bytes().all(|b| b.is_ascii_digit()) {
+            return parse_u64(text)
+                .and_then(|n| u16::try_from(n).ok())
+                .map(Port::Number)
+                .ok_or_else(|| Diagnostic::new(span, format!("port {text} is out of range")));
         }
-        if mask == 0 {
-            let span = self.peek().map_or(self.eol, |t| t.span);
+        let name = text.replace("\\-", "-");
+        if !is_name(&name) {
             return Err(Diagnostic::new(
                 span,
-                "limit needs src-addr, src-port, dst-addr or dst-port",
+                format!("expected a port or service name, found '{text}'"),
             ));
         }
-        let (count, span) = self.number::<u32>("a state limit", u64::from(u32::MAX))?;
-        if count == 0 {
-            return Err(Diagnostic::new(span, "limit must be at least 1"));
+        if self.names.service(&name).is_none() {
+            return Err(Diagnostic::new(span, format!("unknown service '{name}'")));
         }
-        Ok(Opt::Limit { mask, count })
+        Ok(Port::Name(name, span))
     }
+}
 
-    /// A comma list of names from `names`, OR-ed.
-    fn name_bits(&mut self, what: &str, names: &[(&str, u8)]) -> PResult<u8> {
-        let mut bits = 0;
-        loop {
-            let (w, span) = self.word(&format!("an {what}"))?;
-            bits |= names
-                .iter()
-                .find(|(n, _)| *n == w)
-                .map(|&(_, b)| b)
-                .ok_or_else(|| {
-                    let known: Vec<_> = names.iter().map(|(n, _)| *n).collect();
-                    Diagnostic::new(
-                        span,
-                        format!("unknown {what} '{w}' (known: {})", known.join(", ")),
-                    )
-                })?;
-            if !self.eat(Tok::Comma) {
-                return Ok(bits);
-            }
+/// A protocol word in the body's protocol position.
+fn proto_of(w: &str, span: Span) -> PResult<Proto> {
+    Ok(match w {
+        "ip" | "all" => Proto::Any,
+        "ip4" | "ipv4" => Proto::Ip4,
+        "ip6" | "ipv6" => Proto::Ip6,
+        _ if w.bytes().all(|b| b.is_ascii_digit()) => Proto::Number(
+            parse_u64(w)
+                .and_then(|n| u8::try_from(n).ok())
+                .ok_or_else(|| Diagnostic::new(span, format!("protocol number {w} is over 255")))?,
+        ),
+        _ if is_name(w) && w != "from" => Proto::Name(w.to_owned(), span),
+        _ => {
+            return Err(Diagnostic::new(
+                span,
+                format!("expected a protocol, found '{w}'"),
+            ))
         }
-    }
+    })
+}
 
-    fn icmp6_types(&mut self) -> PResult<[u64; 4]> {
-        let mut bits = [0u64; 4];
-        loop {
-            let (w, span) = self.word("an ICMPv6 type")?;
-            let t = parse_u64(w).filter(|&t| t <= 255).ok_or_else(|| {
-                Diagnostic::new(span, format!("ICMPv6 type '{w}' is not a number 0..255"))
-            })? as usize;
-            bits[t / 64] |= 1 << (t % 64);
-            if !self.eat(Tok::Comma) {
-                return Ok(bits);
-            }
-        }
-    }
+/// Words that are protocols in the body's protocol position even though
+/// ipfw also knows them as options.
+fn is_protocol_keyword(w: &str) -> bool {
+    matches!(w, "ip4" | "ipv4" | "ip6" | "ipv6")
+}
 
-    fn icmp_types(&mut self) -> PResult<u32> {
-        let mut bits = 0u32;
-        loop {
-            let (w, span) = self.word("an ICMP type")?;
-            let t = ICMP_TYPE_NAMES
-                .iter()
-                .find(|(n, _)| *n == w)
-                .map(|&(_, t)| u64::from(t))
-                .or_else(|| parse_u64(w))
-                .filter(|&t| t <= 31)
-                .ok_or_else(|| {
-                    Diagnostic::new(
-                        span,
-                        format!("ICMP type '{w}' is not a number 0..31 or a known name"),
-                    )
-                })?;
-            bits |= 1 << t;
-            if !self.eat(Tok::Comma) {
-                return Ok(bits);
-            }
-        }
+/// `NAME` or `NAME,VALUE` inside `table(…)`.
+fn table_ref(inner: &str, span: Span) -> PResult<(String, Option<u32>)> {
+    let (name, value) = match inner.split_once(',') {
+        Some((n, v)) => (n, Some(v)),
+        None => (inner, None),
+    };
+    if !is_table_name(name) {
+        return Err(Diagnostic::new(span, format!("bad table name '{name}'")));
     }
-
-    fn ranges(&mut self, what: &str, max: u64) -> PResult<Ranges> {
-        let mut out = Vec::new();
-        loop {
-            let (w, span) = self.word(what)?;
-            let bad = || {
-                Diagnostic::new(
-                    span,
-                    format!("expected {what} or range (0..{max}), found '{w}'"),
-                )
-            };
-            let (lo, hi) = match w.split_once('-') {
-                Some((a, b)) => (parse_u64(a).ok_or_else(bad)?, parse_u64(b).ok_or_else(bad)?),
-                None => {
-                    let n = parse_u64(w).ok_or_else(bad)?;
-                    (n, n)
-                }
-            };
-            if lo > hi || hi > max {
-                return Err(bad());
-            }
-            out.push((lo as u16, hi as u16));
-            if !self.eat(Tok::Comma) {
-                return Ok(out);
-            }
-        }
-    }
+    let value = match value {
+        Some(v) => Some(
+            parse_number(v)
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| Diagnostic::new(span, format!("bad table value '{v}'")))?,
+        ),
+        None => None,
+    };
+    Ok((name.to_owned(), value))
 }
 
 pub const TCP_FLAG_NAMES: &[(&str, u8)] = &[
@@ -816,13 +913,17 @@ pub const TCP_FLAG_NAMES: &[(&str, u8)] = &[
 
 pub const IP_OPTION_NAMES: &[(&str, u8)] = &[("ssrr", 1), ("lsrr", 2), ("rr", 4), ("ts", 8)];
 
-/// RFC 791/1349 TOS bits, as ipfw names them; `congestion` is ECN CE.
+/// RFC 791/1349 TOS bits, as ipfw names them; `congestion` is ECN CE and
+/// `ecntransport` ECT(0).
+/// A name's bits are printed when all of them are there, in this order, so
+/// `congestion` (both ECN bits) comes before `mincost`.
 pub const IP_TOS_NAMES: &[(&str, u8)] = &[
     ("lowdelay", 0x10),
     ("throughput", 0x08),
     ("reliability", 0x04),
+    ("congestion", 0x03),
     ("mincost", 0x02),
-    ("congestion", 0x01),
+    ("ecntransport", 0x02),
 ];
 
 pub const ICMP_TYPE_NAMES: &[(&str, u8)] = &[
@@ -859,33 +960,32 @@ pub const UNREACH_CODES: &[(&str, u8)] = &[
     ("precedence-cutoff", 15),
 ];
 
-fn unreach_code(w: &str) -> Option<u8> {
-    UNREACH_CODES
+/// ipfw's unreach6 code names (ICMPv6 destination unreachable codes).
+pub const UNREACH6_CODES: &[(&str, u8)] = &[
+    ("no-route", 0),
+    ("admin-prohib", 1),
+    ("address", 3),
+    ("port", 4),
+];
+
+/// Services of the `divert` pseudo-protocol in FreeBSD's /etc/services.
+pub const DIVERT_SERVICES: &[(&str, u16)] = &[("natd", 8668)];
+
+fn code_of(names: &[(&str, u8)], w: &str) -> Option<u8> {
+    names
         .iter()
         .find(|(n, _)| *n == w)
         .map(|&(_, c)| c)
-        .or_else(|| parse_u64(w).and_then(|n| u8::try_from(n).ok()))
+        .or_else(|| parse_number(w).and_then(|n| u8::try_from(n).ok()))
 }
 
-fn port(text: &str, span: Span) -> PResult<Port> {
-    if text.is_empty() {
-        return Err(Diagnostic::new(span, "empty port"));
-    }
-    if text.bytes().all(|b| b.is_ascii_digit()) {
-        return parse_u64(text)
-            .and_then(|n| u16::try_from(n).ok())
-            .map(Port::Number)
-            .ok_or_else(|| Diagnostic::new(span, format!("port {text} is out of range")));
-    }
-    let name = text.replace("\\-", "-");
-    if is_name(&name) {
-        Ok(Port::Name(name, span))
-    } else {
-        Err(Diagnostic::new(
-            span,
-            format!("expected a port or service name, found '{text}'"),
-        ))
-    }
+/// A DSCP name or a number 0..63.
+pub(crate) fn dscp_code(w: &str) -> Option<u8> {
+    DSCP_NAMES
+        .iter()
+        .find(|(n, _)| *n == w)
+        .map(|&(_, c)| c)
+        .or_else(|| parse_u64(w).filter(|&n| n <= 63).map(|n| n as u8))
 }
 
 fn find_unescaped_dash(w: &str) -> Option<usize> {
@@ -893,14 +993,25 @@ fn find_unescaped_dash(w: &str) -> Option<usize> {
     (1..bytes.len()).find(|&i| bytes[i] == b'-' && bytes[i - 1] != b'\\')
 }
 
-fn parse_u64(w: &str) -> Option<u64> {
+/// A decimal number.
+pub(crate) fn parse_u64(w: &str) -> Option<u64> {
     if w.is_empty() || w.len() > 19 || !w.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     w.parse().ok()
 }
 
-fn is_name(w: &str) -> bool {
+/// A decimal or `0x` hexadecimal number, as ipfw's `strtoul(…, 0)` reads
+/// most numeric arguments.
+pub(crate) fn parse_number(w: &str) -> Option<u64> {
+    match w.strip_prefix("0x").or_else(|| w.strip_prefix("0X")) {
+        Some(hex) if !hex.is_empty() && hex.len() <= 16 => u64::from_str_radix(hex, 16).ok(),
+        Some(_) => None,
+        None => parse_u64(w),
+    }
+}
+
+pub(crate) fn is_name(w: &str) -> bool {
     !w.is_empty()
         && w.len() <= 64
         && w.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
@@ -908,9 +1019,20 @@ fn is_name(w: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
+/// Table names as ipfw allows them: letters, digits, `-`, `_`, `.`, up to
+/// 63 characters, numbers included (`table 13 add …`).
+pub(crate) fn is_table_name(w: &str) -> bool {
+    !w.is_empty()
+        && w.len() <= 63
+        && w != "all"
+        && w.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
 fn is_ifname(w: &str) -> bool {
     !w.is_empty()
         && w.len() <= 32
+        && w.bytes().next().is_some_and(|b| !b.is_ascii_digit())
         && w.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'*' | b'@'))
 }
