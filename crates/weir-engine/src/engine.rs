@@ -6,7 +6,7 @@ use crate::eval::StateCtx;
 use crate::eval::{evaluate, CandidateBits, Linear, NoObserver, Observer, RuleCounter};
 use crate::log::Logger;
 use crate::ops::{packet_class, Ctx, Dispatch, Env, MatchDispatch, TableDispatch};
-use crate::program::{class, Program, Verdict, MAX_STATE_NAMES};
+use crate::program::{class, Program, Verdict};
 use crate::state::{StateConfig, StateTable};
 use serde::Serialize;
 use weir_wire::{Malformed, Packet, L3};
@@ -319,28 +319,19 @@ impl Engine {
         obs: &mut O,
     ) -> Decision {
         self.stats.packets += 1;
-        let mut ctx = Ctx::new(p, &self.env, self.stats.packets);
+        let mut ctx = Ctx::new(self.stats.packets);
         // With net.link.ether.ipfw, an Ethernet frame passes the rules at
         // layer 2 first (every rule, in order); a drop there is final.
         let layer2 = self.program.layer2 && p.has_mac;
         let decision = match p.l3 {
             L3::NonIp if layer2 => {
                 self.stats.non_ip += 1;
-                ctx.layer2 = true;
-                self.pass(p, None, true, &mut ctx, obs)
+                self.layer2_pass(p, &mut ctx, obs)
             }
-            L3::Ip => {
-                let l2 = layer2.then(|| {
-                    ctx.layer2 = true;
-                    let d = self.pass(p, None, true, &mut ctx, obs);
-                    ctx.layer2 = false;
-                    d
-                });
-                match l2 {
-                    Some(d) if d.verdict == Verdict::Drop => d,
-                    _ => self.pass(p, leaves, false, &mut ctx, obs),
-                }
-            }
+            L3::Ip => match layer2.then(|| self.layer2_pass(p, &mut ctx, obs)) {
+                Some(d) if d.verdict == Verdict::Drop => d,
+                _ => self.pass(p, leaves, false, &mut ctx, obs),
+            },
             L3::NonIp => {
                 self.stats.non_ip += 1;
                 Decision {
@@ -363,9 +354,19 @@ impl Engine {
         decision
     }
 
+    /// The layer-2 pass: every rule in order, MAC tests live. Out of line,
+    /// so that the IP pass alone is inlined into the packet path.
+    #[inline(never)]
+    fn layer2_pass<O: Observer>(&mut self, p: &Packet, ctx: &mut Ctx, obs: &mut O) -> Decision {
+        ctx.layer2 = true;
+        let d = self.pass(p, None, true, ctx, obs);
+        ctx.layer2 = false;
+        d
+    }
+
     /// One pass of a packet through the rules: its state looked up under
     /// each state name, then the walk (every rule in the layer-2 pass).
-    #[inline]
+    #[inline(always)]
     fn pass<O: Observer>(
         &mut self,
         p: &Packet,
@@ -390,24 +391,14 @@ impl Engine {
         // the classifier makes every probe rule a candidate for a packet
         // with a state.
         let mut class = packet_class(p);
-        let mut state = StateCtx {
-            table: None,
-            found: [None; MAX_STATE_NAMES],
-        };
         if let Some(t) = states.as_mut() {
-            for (name, found) in state
-                .found
-                .iter_mut()
-                .enumerate()
-                .take(program.state_names.len())
-            {
-                *found = t.lookup(p, name as u8);
-            }
-            if state.found.iter().any(Option::is_some) {
+            if t.probe(p, program.state_names.len()) {
                 class |= class::STATE;
             }
-            state.table = Some(t);
         }
+        let mut state = StateCtx {
+            table: states.as_mut(),
+        };
         let mut log = |ri: usize| {
             if let Some(l) = logger.as_mut() {
                 l.log(ri, &program.rules[ri], p, index);

@@ -35,7 +35,7 @@
 
 use crate::ops::{Ctx, Dispatch, Env};
 use crate::program::*;
-use crate::state::{Found, StateTable};
+use crate::state::StateTable;
 use weir_wire::{frag, tcp, tcpopt, Direction, Packet};
 
 /// At most this many `call`s are taken per packet; later ones fall through.
@@ -84,32 +84,28 @@ pub trait Observer {
 pub struct NoObserver;
 impl Observer for NoObserver {}
 
-/// The dynamic-state side of one walk: the table, and the state the
-/// packet's flow has under each state name (found before the walk;
+/// The dynamic-state side of one walk: the table, which holds the states
+/// the packet's flow has under each state name (found before the walk;
 /// `class` then has [`class::STATE`]).
 pub struct StateCtx<'a> {
     pub table: Option<&'a mut StateTable>,
-    pub found: [Option<Found>; MAX_STATE_NAMES],
 }
 
 impl StateCtx<'_> {
     /// For programs without state rules.
     pub fn none() -> StateCtx<'static> {
-        StateCtx {
-            table: None,
-            found: [None; MAX_STATE_NAMES],
-        }
+        StateCtx { table: None }
     }
 }
 
-/// What trying one rule gave.
-enum Step {
+/// What a probe rule the packet's header check failed gave.
+enum Probe {
     /// Not matched: go on at this index.
     Next(usize),
     /// A state fired: run the action of the rule that made it.
-    Fire(usize),
-    /// The rule matched.
-    Match,
+    Fired(usize),
+    /// The rule matched as if the packet had no state.
+    Matched,
 }
 
 /// Walks `prog` for one packet whose class bits are `class`. Counts every
@@ -134,34 +130,79 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
     let (mut depth, mut calls) = (0usize, 0u32);
     let mut i = walk.next(0);
     loop {
-        let r = &prog.rules[i];
-        let hit = match try_rule::<D, O>(prog, env, p, i, class, states, ctx, obs) {
-            Step::Next(j) => {
-                i = walk.next(j);
+        let mut r = &prog.rules[i];
+        // `hit`: the rule whose action runs; a state's rule when it fires.
+        let (mut hit, mut fired) = (i, false);
+        if class & r.class_mask != r.class_bits {
+            if !(r.probe && class & class::STATE != 0) {
+                obs.rule(i, false);
+                i = walk.next(r.skip_class as usize);
                 continue;
             }
-            Step::Fire(state_rule) => {
-                class &= !class::STATE; // a packet probes its state once
-                state_rule
+            // The common case inline: no `prob`, a state of the rule's name.
+            let quick = match r.prob {
+                None => states.fire(p, r.state_name),
+                Some(_) => None,
+            };
+            let probed = match quick {
+                Some(state_rule) => {
+                    obs.rule(i, true);
+                    Probe::Fired(state_rule)
+                }
+                None => probe::<D, O>(prog, env, p, i, class, states, ctx, obs),
+            };
+            match probed {
+                Probe::Next(j) => {
+                    i = walk.next(j);
+                    continue;
+                }
+                Probe::Fired(state_rule) => {
+                    class &= !class::STATE; // a packet probes its state once
+                    (hit, fired) = (state_rule, true);
+                    r = &prog.rules[hit];
+                }
+                Probe::Matched => {}
             }
-            Step::Match if r.state_op != StateOp::None && !states.install(i, r, p) => {
+        } else if r.proto.is_some_and(|proto| proto != p.proto) {
+            obs.rule(i, false);
+            i = walk.next(r.skip_proto as usize);
+            continue;
+        } else if rule_matches::<D, O>(prog, env, p, i, ctx, obs)
+            && r.prob.is_none_or(|t| ctx.draw(env.seed, t))
+        {
+            obs.rule(i, true);
+        } else {
+            obs.rule(i, false);
+            i = walk.next(i + 1);
+            continue;
+        }
+        if !fired && r.state_op != StateOp::None {
+            if !states.install(i, r, p) {
+                // A state refused (table full, limit reached) denies.
                 counters[i].packets += 1;
                 counters[i].bytes += u64::from(p.l3_len);
                 return (i, Verdict::Drop);
             }
-            Step::Match if r.defer => {
+            if r.defer {
                 i = walk.next(i + 1); // the action waits for the state
                 continue;
             }
-            Step::Match => i,
-        };
-        let r = &prog.rules[hit];
-        if skips_action(r.act, p, ctx) {
+        }
+        if r.act.may_skip() && skips_action(r.act, p, ctx) {
             i = walk.next(hit + 1);
             continue;
         }
         counters[hit].packets += 1;
         counters[hit].bytes += u64::from(p.l3_len);
+        match r.quick {
+            Quick::Accept => return (hit, Verdict::Pass),
+            Quick::Deny => return (hit, Verdict::Drop),
+            Quick::Count => {
+                i = walk.next(hit + 1);
+                continue;
+            }
+            Quick::Slow => {}
+        }
         if r.log_limit.is_some() && hit == i {
             log(i);
         }
@@ -187,11 +228,12 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
     }
 }
 
-/// Rule `i`'s header, state probe and instructions, in ipfw's order
-/// (`prob`, then the state probe, then the tests).
+/// Probe rule `i`, whose header check a packet with a state failed, in
+/// ipfw's order: `prob`, then the state of the rule's name, then the
+/// rule's own tests as for a packet without a state.
 #[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn try_rule<D: Dispatch, O: Observer>(
+#[inline(never)]
+fn probe<D: Dispatch, O: Observer>(
     prog: &Program,
     env: &Env,
     p: &Packet,
@@ -200,43 +242,25 @@ fn try_rule<D: Dispatch, O: Observer>(
     states: &mut StateCtx,
     ctx: &mut Ctx,
     obs: &mut O,
-) -> Step {
+) -> Probe {
     let r = &prog.rules[i];
-    let mut drawn = false;
-    if class & r.class_mask != r.class_bits {
-        if !(r.probe && class & class::STATE != 0) {
-            obs.rule(i, false);
-            return Step::Next(r.skip_class as usize);
-        }
-        if r.prob.is_some_and(|t| !ctx.draw(t)) {
-            obs.rule(i, false);
-            return Step::Next(i + 1);
-        }
-        if let Some(state_rule) = states.fire(p, r.state_name) {
-            obs.rule(i, true);
-            return Step::Fire(state_rule);
-        }
-        // A state of another name: the rule is tried as if there were none.
-        if (class & !class::STATE) & r.class_mask != r.class_bits {
-            obs.rule(i, false);
-            return Step::Next(i + 1);
-        }
-        drawn = r.prob.is_some();
-        if r.proto.is_some_and(|proto| proto != p.proto) {
-            obs.rule(i, false);
-            return Step::Next(i + 1);
-        }
-    } else if r.proto.is_some_and(|proto| proto != p.proto) {
+    if r.prob.is_some_and(|t| !ctx.draw(env.seed, t)) {
         obs.rule(i, false);
-        return Step::Next(r.skip_proto as usize);
+        return Probe::Next(i + 1);
     }
-    let matched = rule_matches::<D, O>(prog, env, p, i, ctx, obs)
-        && (drawn || r.prob.is_none_or(|t| ctx.draw(t)));
+    if let Some(state_rule) = states.fire(p, r.state_name) {
+        obs.rule(i, true);
+        return Probe::Fired(state_rule);
+    }
+    // A state of another name: the rule is tried as if there were none.
+    let matched = (class & !class::STATE) & r.class_mask == r.class_bits
+        && r.proto.is_none_or(|proto| proto == p.proto)
+        && rule_matches::<D, O>(prog, env, p, i, ctx, obs);
     obs.rule(i, matched);
     if matched {
-        Step::Match
+        Probe::Matched
     } else {
-        Step::Next(i + 1)
+        Probe::Next(i + 1)
     }
 }
 
@@ -279,19 +303,19 @@ fn run(
         // A fragment goes to reassembly, which replay does not do.
         Act::Reass if p.frag & (frag::MF | frag::LATER) != 0 => Some(Verdict::Pass),
         Act::SetFib(n) => {
-            ctx.fib = n;
+            ctx.set_fib(n);
             None
         }
         Act::SetFibTablearg => {
-            ctx.fib = (tablearg(ctx) & 0x7fff) as u16;
+            ctx.set_fib((tablearg(ctx) & 0x7fff) as u16);
             None
         }
         Act::SetDscp(code) => {
-            ctx.tos = code << 2 | ctx.tos & 3;
+            ctx.set_tos(code << 2 | ctx.tos(p) & 3);
             None
         }
         Act::SetDscpTablearg => {
-            ctx.tos = ((tablearg(ctx) & 0x3f) as u8) << 2 | ctx.tos & 3;
+            ctx.set_tos(((tablearg(ctx) & 0x3f) as u8) << 2 | ctx.tos(p) & 3);
             None
         }
         Act::TcpSetMss(mss) => {
@@ -299,8 +323,8 @@ fn run(
                 && p.has_ports
                 && p.tcp_flags & tcp::SYN != 0
                 && p.tcp_opts & tcpopt::MSS != 0;
-            if syn_with_mss && ctx.mss > mss {
-                ctx.mss = mss;
+            if syn_with_mss && ctx.mss(p) > mss {
+                ctx.set_mss(mss);
             }
             None
         }
@@ -319,19 +343,10 @@ fn tablearg_target(prog: &Program, ri: usize, p: &Packet, env: &Env, ctx: &Ctx) 
 }
 
 impl StateCtx<'_> {
-    /// The packet's state under `name` (any name for [`ANY_STATE`]) fires:
-    /// count it, move it on, and return the index of the rule that made
-    /// it. After a state fires there are no more lookups, as in ipfw.
+    /// The packet's state under `name` fires (see [`StateTable::fire`]).
+    #[inline]
     fn fire(&mut self, p: &Packet, name: u8) -> Option<usize> {
-        let k = if name == ANY_STATE {
-            self.found.iter().position(Option::is_some)?
-        } else {
-            usize::from(name)
-        };
-        let found = self.found.get_mut(k)?.take()?;
-        self.found = [None; MAX_STATE_NAMES];
-        self.table.as_deref_mut()?.hit(found, p);
-        Some(found.rule)
+        self.table.as_deref_mut()?.fire(p, name)
     }
 
     /// Makes the state a matching rule asks for; false when refused.

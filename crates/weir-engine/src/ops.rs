@@ -64,54 +64,101 @@ pub fn iface_matches(pattern: &str, name: &str) -> bool {
 }
 
 /// What one walk has done to the packet so far, as later rules see it:
-/// small, fixed-size, on the stack (no allocation per packet).
+/// small, fixed-size, on the stack (no allocation per packet). The FIB,
+/// TOS and MSS are the packet's (the run's, for the FIB) until an action
+/// changes them, so a new one is a few zeroed words.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub struct Ctx {
-    /// The TOS byte (IPv6: traffic class); `setdscp` rewrites its DSCP.
-    pub tos: u8,
-    /// The FIB (`--fib`, then `setfib`).
-    pub fib: u16,
     /// Tags set by `tag` (bit k: `Program::tag_values[k]`).
     pub tags: u64,
-    /// The TCP MSS option's value (`tcp-setmss` lowers it).
-    pub mss: u16,
+    /// `prob`: the packet's number times a constant, plus a step per draw.
+    rng: u64,
+    /// Set by `setfib`, `tcp-setmss`, `setdscp` (bits of `changed`).
+    fib: u16,
+    mss: u16,
+    tos: u8,
+    changed: u8,
     /// Back from a divert socket: 1 into input, 2 into output.
     pub diverted: u8,
     /// This walk is the layer-2 pass.
     pub layer2: bool,
-    /// `prob`: the seed, this packet's number, and draws so far.
-    pub seed: u64,
-    pub packet_no: u64,
-    pub draws: u32,
 }
 
+const FIB_SET: u8 = 1;
+const MSS_SET: u8 = 2;
+const TOS_SET: u8 = 4;
+
 impl Ctx {
+    /// The state before the first rule of packet number `packet_no`.
     #[inline]
-    pub fn new(p: &Packet, env: &Env, packet_no: u64) -> Ctx {
+    pub fn new(packet_no: u64) -> Ctx {
         Ctx {
-            tos: p.tos,
-            fib: env.fib,
             tags: 0,
-            mss: p.tcp_mss,
+            rng: packet_no.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            fib: 0,
+            mss: 0,
+            tos: 0,
+            changed: 0,
             diverted: 0,
             layer2: false,
-            seed: env.seed,
-            packet_no,
-            draws: 0,
         }
+    }
+
+    /// The FIB (`--fib`, then `setfib`).
+    #[inline]
+    pub fn fib(&self, env: &Env) -> u16 {
+        if self.changed & FIB_SET != 0 {
+            self.fib
+        } else {
+            env.fib
+        }
+    }
+
+    pub fn set_fib(&mut self, fib: u16) {
+        self.fib = fib;
+        self.changed |= FIB_SET;
+    }
+
+    /// The TOS byte (IPv6: traffic class); `setdscp` rewrites its DSCP.
+    #[inline]
+    pub fn tos(&self, p: &Packet) -> u8 {
+        if self.changed & TOS_SET != 0 {
+            self.tos
+        } else {
+            p.tos
+        }
+    }
+
+    pub fn set_tos(&mut self, tos: u8) {
+        self.tos = tos;
+        self.changed |= TOS_SET;
+    }
+
+    /// The TCP MSS option's value (`tcp-setmss` lowers it).
+    #[inline]
+    pub fn mss(&self, p: &Packet) -> u16 {
+        if self.changed & MSS_SET != 0 {
+            self.mss
+        } else {
+            p.tcp_mss
+        }
+    }
+
+    pub fn set_mss(&mut self, mss: u16) {
+        self.mss = mss;
+        self.changed |= MSS_SET;
     }
 
     /// One `prob` draw: true with probability `threshold / 2^32`. The
     /// draw depends on the seed, the packet's number and how many draws
-    /// its walk made before: reproducible, and the same whichever walk
-    /// (linear or classified) reaches the rule.
+    /// its walk made before (seed + number × φ + draws × another odd
+    /// constant, then splitmix64's finaliser): reproducible, and the same
+    /// whichever walk (linear or classified) reaches the rule.
     #[inline]
-    pub fn draw(&mut self, threshold: u32) -> bool {
-        self.draws += 1;
-        let mut z = self
-            .seed
-            .wrapping_add(self.packet_no.wrapping_mul(0x9e37_79b9_7f4a_7c15))
-            .wrapping_add(u64::from(self.draws).wrapping_mul(0xd1b5_4a32_d192_ed03));
+    pub fn draw(&mut self, seed: u64, threshold: u32) -> bool {
+        self.rng = self.rng.wrapping_add(0xd1b5_4a32_d192_ed03);
+        let mut z = seed.wrapping_add(self.rng);
         // splitmix64's finaliser.
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -301,7 +348,7 @@ pub fn table_lookup(ins: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx
         Op::DstTable => t().lookup_ip(p.dst, p.ip_version),
         Op::SrcPortTable if p.has_ports => t().lookup_number(u32::from(p.src_port)),
         Op::DstPortTable if p.has_ports => t().lookup_number(u32::from(p.dst_port)),
-        Op::DscpTable if is_ip(p) => t().lookup_number(u32::from(ctx.tos >> 2)),
+        Op::DscpTable if is_ip(p) => t().lookup_number(u32::from(ctx.tos(p) >> 2)),
         Op::FlowTable => t().lookup_flow(p),
         Op::IfaceTable if iface_dir_ok(ins, p) => {
             let at = ins.arg as usize * env.iface_bits.len() + usize::from(p.iface);
@@ -411,7 +458,7 @@ fn ip_options(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 4 && flags_match(p.ip_options, i.arg)
 }
 fn ip_tos(i: &Insn, p: &Packet, _: &Program, _: &Env, ctx: &Ctx) -> bool {
-    p.ip_version == 4 && flags_match(ctx.tos, i.arg)
+    p.ip_version == 4 && flags_match(ctx.tos(p), i.arg)
 }
 fn ip_len(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 4 && in_ranges(pool(&prog.ranges, i), p.ip_len)
@@ -423,11 +470,11 @@ fn ip_id(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 4 && in_ranges(pool(&prog.ranges, i), p.ip_id)
 }
 fn ip_precedence(i: &Insn, p: &Packet, _: &Program, _: &Env, ctx: &Ctx) -> bool {
-    p.ip_version == 4 && u32::from(ctx.tos & 0xe0) == i.arg
+    p.ip_version == 4 && u32::from(ctx.tos(p) & 0xe0) == i.arg
 }
 /// DSCP: the top six bits of the IPv4 TOS or the IPv6 traffic class.
 fn dscp(i: &Insn, p: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
-    is_ip(p) && prog.bitmaps[i.arg as usize] >> (ctx.tos >> 2) & 1 == 1
+    is_ip(p) && prog.bitmaps[i.arg as usize] >> (ctx.tos(p) >> 2) & 1 == 1
 }
 fn has_ports(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.has_ports
@@ -443,7 +490,7 @@ fn tcp_mss(i: &Insn, p: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
     is_tcp_with_header(p)
         && p.tcp_flags & tcp::SYN != 0
         && p.tcp_opts & weir_wire::tcpopt::MSS != 0
-        && in_ranges(pool(&prog.ranges, i), ctx.mss)
+        && in_ranges(pool(&prog.ranges, i), ctx.mss(p))
 }
 fn tcp_seq(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     is_tcp_with_header(p) && p.tcp_seq == i.arg
@@ -462,8 +509,8 @@ fn frag_flags(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
         bit(frag::RF, 0x80) | bit(frag::DF, 0x40) | bit(frag::MF, 0x20) | bit(frag::LATER, 1);
     p.ip_version == 4 && flags_match(byte, i.arg)
 }
-fn fib(i: &Insn, _: &Packet, _: &Program, _: &Env, ctx: &Ctx) -> bool {
-    u32::from(ctx.fib) == i.arg
+fn fib(i: &Insn, _: &Packet, _: &Program, env: &Env, ctx: &Ctx) -> bool {
+    u32::from(ctx.fib(env)) == i.arg
 }
 fn tagged(i: &Insn, _: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
     ctx.tags & prog.bitmaps[i.arg as usize] != 0
@@ -733,16 +780,14 @@ mod tests {
                 ..base
             },
         ];
-        let contexts = [
-            Ctx::new(&base, &env, 1),
-            Ctx {
-                fib: 1,
-                tags: 1,
-                diverted: 2,
-                layer2: true,
-                ..Ctx::new(&base, &env, 2)
-            },
-        ];
+        let mut changed = Ctx {
+            tags: 1,
+            diverted: 2,
+            layer2: true,
+            ..Ctx::new(2)
+        };
+        changed.set_fib(1);
+        let contexts = [Ctx::new(1), changed];
         let args = [
             0u32,
             1,
@@ -767,9 +812,8 @@ mod tests {
                     });
                     for p in &packets {
                         for ctx in &contexts {
-                            let ctx = Ctx { tos: p.tos, ..*ctx };
-                            let m = MatchDispatch::matches(&ins, p, &prog, &env, &ctx);
-                            let t = TableDispatch::matches(&ins, p, &prog, &env, &ctx);
+                            let m = MatchDispatch::matches(&ins, p, &prog, &env, ctx);
+                            let t = TableDispatch::matches(&ins, p, &prog, &env, ctx);
                             assert_eq!(m, t, "{op:?} arg {arg:#x} len {len} on {p:?}");
                             differing[op as usize] |= m;
                         }
@@ -797,31 +841,21 @@ mod tests {
     /// different seed gives different draws.
     #[test]
     fn draws_follow_the_threshold_and_the_seed() {
-        let p = Packet::default();
-        let env = Env {
-            seed: 7,
-            ..Env::default()
-        };
-        let count = |env: &Env| {
+        let count = |seed: u64| {
             (0..10_000u64)
-                .filter(|&n| Ctx::new(&p, env, n).draw(1 << 31))
+                .filter(|&n| Ctx::new(n).draw(seed, 1 << 31))
                 .count()
         };
-        let half = count(&env);
+        let half = count(7);
         assert!((4_700..5_300).contains(&half), "{half}");
-        assert_eq!(half, count(&env), "same seed, same draws");
-        let other = Env {
-            seed: 8,
-            ..env.clone()
-        };
+        assert_eq!(half, count(7), "same seed, same draws");
         let differ = (0..1_000u64)
-            .filter(|&n| {
-                Ctx::new(&p, &env, n).draw(1 << 31) != Ctx::new(&p, &other, n).draw(1 << 31)
-            })
+            .filter(|&n| Ctx::new(n).draw(7, 1 << 31) != Ctx::new(n).draw(8, 1 << 31))
             .count();
         assert!(differ > 300, "{differ}");
-        let mut ctx = Ctx::new(&p, &env, 1);
-        assert!(!ctx.draw(0), "probability 0 never draws true");
-        assert!((0..100).all(|_| ctx.draw(u32::MAX) || ctx.draws > 0));
+        let mut ctx = Ctx::new(1);
+        assert!(!ctx.draw(7, 0), "probability 0 never draws true");
+        let sure = (0..100).filter(|_| ctx.draw(7, u32::MAX)).count();
+        assert!(sure >= 99, "almost surely: {sure}");
     }
 }

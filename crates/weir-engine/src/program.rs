@@ -241,7 +241,9 @@ pub struct AddrSet {
 pub use weir_rules::Action as RuleAction;
 
 /// What the evaluator does when a rule's action runs: the action reduced
-/// to its effect on the walk, arguments resolved.
+/// to its effect on the walk, arguments resolved. The four that can leave
+/// a rule unmatched (`divert`, `tee`, `fwd`, `reass`) come last, so that
+/// [`Act::may_skip`] is one compare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Act {
     /// `allow`: pass.
@@ -257,14 +259,8 @@ pub enum Act {
     /// `pipe`, `queue`, `netgraph`: the packet comes back from the
     /// subsystem accepted (`one_pass`) or at the next rule.
     HandOff,
-    /// `divert`: as a hand-off; coming back it is a diverted packet.
-    Divert,
     /// `nat`: as a hand-off for IPv4; NAT denies any other packet.
     Nat,
-    /// `tee`, `ngtee`: a copy goes out; the packet goes on.
-    Tee,
-    /// `fwd`: pass, towards the rule's next hop.
-    Fwd,
     /// `setfib`, `setdscp` (a value or the table value), `tcp-setmss`:
     /// change what later rules see, and go on.
     SetFib(u16),
@@ -272,6 +268,12 @@ pub enum Act {
     SetDscp(u8),
     SetDscpTablearg,
     TcpSetMss(u16),
+    /// `divert`: as a hand-off; coming back it is a diverted packet.
+    Divert,
+    /// `tee`, `ngtee`: a copy goes out; the packet goes on.
+    Tee,
+    /// `fwd`: pass, towards the rule's next hop.
+    Fwd,
     /// `reass`: an IPv4 fragment goes to reassembly; others go on.
     Reass,
 }
@@ -307,6 +309,13 @@ impl Act {
             RuleAction::TcpSetMss(n) => Act::TcpSetMss(*n),
             RuleAction::Reass => Act::Reass,
         }
+    }
+
+    /// Whether the action may leave its rule unmatched: `divert`, `tee`
+    /// and `fwd` in the layer-2 pass, `reass` of IPv6 (ipfw's kernel).
+    #[inline(always)]
+    pub fn may_skip(self) -> bool {
+        matches!(self, Act::Divert | Act::Tee | Act::Fwd | Act::Reass)
     }
 
     /// The verdict when the action surely ends the walk; None otherwise
@@ -345,6 +354,9 @@ pub struct Rule {
     pub action: RuleAction,
     /// What the evaluator does with it.
     pub act: Act,
+    /// The common actions' short way (see [`Quick`]); set by
+    /// [`Rule::settle`].
+    pub quick: Quick,
     /// `prob P`: matches only when a draw is below this (P × 2^32).
     pub prob: Option<u32>,
     /// `tag N`, `untag N`: done when the action runs.
@@ -388,6 +400,30 @@ pub struct Rule {
     pub action_text: String,
     /// Where the rule was written, for messages (0 for the default rule).
     pub line: u32,
+}
+
+/// A rule whose action is `allow`, `deny` or `count` with no `log`, `tag`
+/// or `untag` needs nothing of the action but its verdict: the evaluator
+/// takes it without looking further. Every other rule is `Slow`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quick {
+    Accept,
+    Deny,
+    Count,
+    Slow,
+}
+
+impl Rule {
+    /// Sets [`Rule::quick`] from the rule's action, log and tag.
+    pub fn settle(&mut self) {
+        let plain = self.log_limit.is_none() && self.tag == TagChange::default();
+        self.quick = match self.act {
+            Act::Accept if plain => Quick::Accept,
+            Act::Deny if plain => Quick::Deny,
+            Act::Count if plain => Quick::Count,
+            _ => Quick::Slow,
+        };
+    }
 }
 
 /// `check-state :any`: fires for a state of any name.
@@ -565,6 +601,7 @@ impl Program {
         };
         if let Some(r) = self.rules.last_mut() {
             r.act = Act::of(&action);
+            r.settle();
             r.text = format!("{action} ip from any to any");
             r.action_text = action.to_string();
             r.action = action;

@@ -12,7 +12,7 @@
 //! its states lives. When the table is full a new state is refused and the
 //! packet denied, as ipfw does; the refusal is counted.
 
-use crate::program::Program;
+use crate::program::{Program, ANY_STATE, MAX_STATE_NAMES};
 use serde::Serialize;
 use std::collections::HashMap;
 use weir_wire::{tcp, Packet};
@@ -79,20 +79,19 @@ pub mod limit {
 }
 
 /// A flow in both directions: the lower (address, port) end first, and
-/// the state's name (index into `Program::state_names`).
+/// the state's name (index into `Program::state_names`). The small fields
+/// share one word, so hashing and comparing a key is three steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct FlowKey {
     a: u128,
     b: u128,
-    a_port: u16,
-    b_port: u16,
-    proto: u8,
-    version: u8,
-    name: u8,
+    /// a's port, b's port, protocol, IP version, name: 16+16+8+8+8 bits.
+    rest: u64,
 }
 
 impl FlowKey {
     /// The key, and whether the packet goes from `a` to `b`.
+    #[inline]
     fn of(p: &Packet, name: u8) -> (FlowKey, bool) {
         let (sp, dp) = if p.has_ports {
             (p.src_port, p.dst_port)
@@ -108,13 +107,37 @@ impl FlowKey {
         let key = FlowKey {
             a,
             b,
-            a_port,
-            b_port,
-            proto: p.proto,
-            version: p.ip_version,
-            name,
-        };
+            rest: u64::from(a_port)
+                | u64::from(b_port) << 16
+                | u64::from(p.proto) << 32
+                | u64::from(p.ip_version) << 40,
+        }
+        .named(name);
         (key, forward)
+    }
+
+    /// The same flow under state name `name`.
+    fn named(self, name: u8) -> FlowKey {
+        FlowKey {
+            rest: self.rest & !(0xff << 48) | u64::from(name) << 48,
+            ..self
+        }
+    }
+
+    fn a_port(&self) -> u16 {
+        self.rest as u16
+    }
+    fn b_port(&self) -> u16 {
+        (self.rest >> 16) as u16
+    }
+    fn proto(&self) -> u8 {
+        (self.rest >> 32) as u8
+    }
+    fn version(&self) -> u8 {
+        (self.rest >> 40) as u8
+    }
+    fn name(&self) -> u8 {
+        (self.rest >> 48) as u8
     }
 }
 
@@ -205,10 +228,16 @@ pub struct StateTable {
     now_ns: u64,
     next_sweep_ns: u64,
     stats: StateStats,
+    /// The current packet's states, per state name, looked up before its
+    /// walk ([`probe`](Self::probe)): `found[k]` is valid when bit k of
+    /// `found_names` is set. Kept here so that a stateless program's walk
+    /// has nothing to set up.
+    found: [Found; MAX_STATE_NAMES],
+    found_names: u8,
 }
 
 /// The state a packet belongs to, found before its walk.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Found {
     slot: u32,
     forward: bool,
@@ -229,7 +258,60 @@ impl StateTable {
             now_ns: 0,
             next_sweep_ns: 0,
             stats: StateStats::default(),
+            found: [Found::default(); MAX_STATE_NAMES],
+            found_names: 0,
         }
+    }
+
+    /// Looks the packet's flow up under each of the first `names` state
+    /// names, before its walk; true if it has a state under any.
+    #[inline]
+    pub fn probe(&mut self, p: &Packet, names: usize) -> bool {
+        self.found_names = 0;
+        if self.index.is_empty() {
+            return false;
+        }
+        let (key, a_to_b) = FlowKey::of(p, 0);
+        if let Some(found) = self.find(&key, a_to_b) {
+            self.found[0] = found;
+            self.found_names = 1;
+        }
+        if names > 1 {
+            self.probe_other_names(key, a_to_b, names);
+        }
+        self.found_names != 0
+    }
+
+    /// [`probe`](Self::probe) for names past the first (most rulesets
+    /// have one name, the default).
+    #[inline(never)]
+    fn probe_other_names(&mut self, key: FlowKey, a_to_b: bool, names: usize) {
+        for name in 1..names.min(MAX_STATE_NAMES) {
+            if let Some(found) = self.find(&key.named(name as u8), a_to_b) {
+                self.found[name] = found;
+                self.found_names |= 1 << name;
+            }
+        }
+    }
+
+    /// The packet's state under `name` ([`ANY_STATE`]: any name, the first
+    /// in name order) fires: it is counted and moved on, and the index of
+    /// the rule that made it comes back. After a state fires there are no
+    /// more lookups for this walk, as in ipfw.
+    #[inline]
+    pub fn fire(&mut self, p: &Packet, name: u8) -> Option<usize> {
+        let k = if name == ANY_STATE {
+            self.found_names.trailing_zeros()
+        } else {
+            u32::from(name)
+        };
+        if k >= MAX_STATE_NAMES as u32 || self.found_names >> k & 1 == 0 {
+            return None;
+        }
+        self.found_names = 0;
+        let found = self.found[k as usize];
+        self.hit(found, p);
+        Some(found.rule)
     }
 
     pub fn config(&self) -> &StateConfig {
@@ -257,7 +339,13 @@ impl StateTable {
             return None;
         }
         let (key, a_to_b) = FlowKey::of(p, name);
-        let slot = *self.index.get(&key)?;
+        self.find(&key, a_to_b)
+    }
+
+    /// The live state under `key`; an expired one is removed.
+    #[inline]
+    fn find(&mut self, key: &FlowKey, a_to_b: bool) -> Option<Found> {
+        let slot = *self.index.get(key)?;
         let s = self.slots[slot as usize].as_ref()?;
         if s.expire_ns <= self.now_ns {
             self.remove(slot);
@@ -393,15 +481,15 @@ impl StateTable {
             .map(|s| {
                 let k = s.key;
                 let ((src, src_port), (dst, dst_port)) = if s.creator_a_to_b {
-                    ((k.a, k.a_port), (k.b, k.b_port))
+                    ((k.a, k.a_port()), (k.b, k.b_port()))
                 } else {
-                    ((k.b, k.b_port), (k.a, k.a_port))
+                    ((k.b, k.b_port()), (k.a, k.a_port()))
                 };
                 StateView {
                     rule: s.rule as usize,
-                    name: k.name,
-                    proto: k.proto,
-                    version: k.version,
+                    name: k.name(),
+                    proto: k.proto(),
+                    version: k.version(),
                     src,
                     src_port,
                     dst,

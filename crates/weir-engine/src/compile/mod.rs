@@ -184,11 +184,12 @@ fn compile_rule(
         },
         None => TagChange::default(),
     };
-    Ok(Rule {
+    let mut compiled = Rule {
         number: rule.number,
         set: rule.head.set,
         action: rule.action.clone(),
         act,
+        quick: Quick::Slow,
         prob: rule.head.prob.map(|p| p.0),
         tag,
         state_name,
@@ -207,7 +208,9 @@ fn compile_rule(
         text: rule.to_string(),
         action_text: rule.action.to_string(),
         line: rule.span.line,
-    })
+    };
+    compiled.settle();
+    Ok(compiled)
 }
 
 /// The implicit rule 65535: deny (or allow) everything.
@@ -217,10 +220,11 @@ fn default_rule(end: u32, allow: bool) -> Rule {
     } else {
         RuleAction::Deny
     };
-    Rule {
+    let mut rule = Rule {
         number: DEFAULT_RULE,
         set: ast::RESERVED_SET,
         act: Act::of(&action),
+        quick: Quick::Slow,
         text: format!("{action} ip from any to any"),
         action_text: action.to_string(),
         action,
@@ -240,7 +244,9 @@ fn default_rule(end: u32, allow: bool) -> Rule {
         probe: false,
         state_op: StateOp::None,
         line: 0,
-    }
+    };
+    rule.settle();
+    rule
 }
 
 /// `skipto N` / `call N` continue at the first rule numbered N or more.
