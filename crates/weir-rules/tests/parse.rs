@@ -222,6 +222,12 @@ fn canonical_forms_of_the_whole_language() {
         ("count ip from any to any fib 2 tagged 1-5,9 ip4", "count ip from any to any fib 2 tagged 1-5,9 ipversion 4"),
         ("allow altq q1 untag 7 ip from any to any", "allow altq q1 untag 7 ip from any to any"),
         ("deny ip from table(13) to any lookup src-ip 13", "deny ip from table(13) to any lookup src-ip 13"),
+        // Right after the destination, ip4/ip6 are options, not ports.
+        ("allow ip from any to any ip6", "allow ip from any to any ipversion 6"),
+        ("allow ip from any to any not ipv4", "allow ip from any to any not ipversion 4"),
+        // ipfw's comment action: a number and a comment count everything.
+        ("100 // note", "count ip from any to any // note"),
+        ("add 200 set 3 // x", "set 3 count ip from any to any // x"),
     ];
     for (input, want) in cases {
         assert_eq!(canon(input), want, "input: {input}");

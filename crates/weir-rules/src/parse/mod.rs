@@ -53,6 +53,7 @@ pub fn parse_with(source: &str, names: &Names) -> Result<Ruleset, Vec<Diagnostic
             continue;
         }
         let mut p = Parser::new(&line.tokens, line_no, text, names);
+        p.commented = line.comment.is_some();
         if let Err(e) = script.line(&mut p, line.comment) {
             errors.push(e);
         }
@@ -69,6 +70,7 @@ pub fn parse_rule(text: &str) -> Result<Rule, Diagnostic> {
     let names = Names::default();
     let line = lex_line(text, 1);
     let mut p = Parser::new(&line.tokens, 1, text, &names);
+    p.commented = line.comment.is_some();
     p.skip_ipfw_prefix();
     p.eat_word("add");
     let mut rule = p.rule(0, AUTOINC_STEP)?;
@@ -82,6 +84,9 @@ pub(crate) struct Parser<'t, 'a, 'n> {
     /// Where "end of rule" errors point: just past the last character.
     eol: Span,
     names: &'n Names,
+    /// A `// comment` ends the line: ipfw's comment action, so a rule may
+    /// stop before its action (`100 // text` counts everything).
+    commented: bool,
 }
 
 impl<'t, 'a, 'n> Parser<'t, 'a, 'n> {
@@ -92,6 +97,7 @@ impl<'t, 'a, 'n> Parser<'t, 'a, 'n> {
             pos: 0,
             eol: Span { line, col, len: 1 },
             names,
+            commented: false,
         }
     }
 
@@ -269,6 +275,18 @@ impl<'t, 'a, 'n> Parser<'t, 'a, 'n> {
         }
         if self.eat_word("prob") {
             head.prob = self.prob()?;
+        }
+        if self.at_end() && self.commented {
+            // `[N] // text`: ipfw's comment action, a rule that counts.
+            return Ok(Rule {
+                number,
+                head,
+                action: Action::Count,
+                log: None,
+                body: Body::match_all(),
+                comment: None,
+                span: start,
+            });
         }
         let action = self.action(number)?;
         let log = self.modifiers(&mut head)?;
@@ -564,7 +582,7 @@ impl<'t, 'a, 'n> Parser<'t, 'a, 'n> {
     }
 
     fn body(&mut self) -> PResult<Body> {
-        if self.options_start_here() {
+        if self.options_start_here(true) {
             // ipfw's "just options" form: `allow src-ip 10.0.0.1`.
             let mut body = Body::match_all();
             body.options = self.options()?;
@@ -585,7 +603,7 @@ impl<'t, 'a, 'n> Parser<'t, 'a, 'n> {
         };
         self.expect_word("to")?;
         let dst = self.addr_spec()?;
-        let dst_ports = if self.at_end() || self.options_start_here() {
+        let dst_ports = if self.at_end() || self.options_start_here(false) {
             None
         } else {
             Some(self.port_spec(true)?)
@@ -602,15 +620,16 @@ impl<'t, 'a, 'n> Parser<'t, 'a, 'n> {
     }
 
     /// Whether the next tokens begin the options: an option keyword, maybe
-    /// behind `not`/`!` or an or-block brace.
-    fn options_start_here(&self) -> bool {
+    /// behind `not`/`!` or an or-block brace. Where a protocol may come
+    /// (`at_proto`), `ip4`/`ip6` are the protocol, not the option.
+    fn options_start_here(&self, at_proto: bool) -> bool {
         let mut k = 0;
         loop {
             match self.toks.get(self.pos + k).map(|t| t.tok) {
                 Some(Tok::Word("not" | "!")) | Some(Tok::LBrace | Tok::LParen) => k += 1,
                 Some(Tok::Word(w)) => {
                     let w = w.strip_prefix('!').unwrap_or(w);
-                    return is_option_keyword(w) && !is_protocol_keyword(w);
+                    return is_option_keyword(w) && !(at_proto && is_protocol_keyword(w));
                 }
                 _ => return false,
             }
