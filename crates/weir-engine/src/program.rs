@@ -268,7 +268,8 @@ pub enum Act {
     SetDscp(u8),
     SetDscpTablearg,
     TcpSetMss(u16),
-    /// `divert`: as a hand-off; coming back it is a diverted packet.
+    /// `divert`: the packet goes to a divert socket and comes back at the
+    /// next rule (`one_pass` or not), a diverted packet.
     Divert,
     /// `tee`, `ngtee`: a copy goes out; the packet goes on.
     Tee,
