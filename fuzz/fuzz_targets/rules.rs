@@ -11,7 +11,7 @@ use weir_rules::{parse, parse_source, print_ruleset, render_all, Names, Source, 
 fuzz_target!(|data: &[u8]| {
     let source = Source::new(data);
     let text = source.text();
-    let rs = match parse_source(&source) {
+    let rs = match parse_source(&source, &Names::default()) {
         Ok(rs) => rs,
         Err(errors) => {
             assert!(errors.len() <= MAX_ERRORS + 1, "{} errors kept", errors.len());
@@ -35,7 +35,8 @@ fuzz_target!(|data: &[u8]| {
             ..Default::default()
         };
         if let Ok(prog) = weir_engine::load(&printed, &names, &opts) {
-            // A compiled program must also evaluate: one TCP SYN, one fragment.
+            // A compiled program must also evaluate: a TCP SYN, an ICMPv6
+            // echo, an ARP frame.
             let mut engine = Engine::new(prog);
             for (link, frame) in PACKETS {
                 let p = weir_wire::decode(weir_wire::LinkType(*link), frame, 0);
@@ -45,7 +46,8 @@ fuzz_target!(|data: &[u8]| {
     }
 });
 
-/// Raw IPv4 TCP SYN 10.1.2.3:1234 → 192.0.2.1:80, and an IPv6 ICMPv6 echo.
+/// Raw IPv4 TCP SYN 10.1.2.3:1234 → 192.0.2.1:80, an IPv6 ICMPv6 echo,
+/// and an ARP request in an Ethernet frame (the layer-2 pass).
 static PACKETS: &[(u32, &[u8])] = &[
     (
         228,
@@ -61,6 +63,14 @@ static PACKETS: &[(u32, &[u8])] = &[
             0x60, 0, 0, 0, 0x00, 0x08, 58, 64, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0,
             0, 0, 1, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 128, 0, 0, 0, 0,
             1, 0, 1,
+        ],
+    ),
+    (
+        1,
+        &[
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x08, 0x06,
+            0, 1, 8, 0, 6, 4, 0, 1, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 10, 0, 0, 1, 0, 0, 0, 0,
+            0, 0, 10, 0, 0, 2,
         ],
     ),
 ];

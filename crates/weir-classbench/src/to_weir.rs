@@ -105,6 +105,7 @@ fn proto_word(p: u8) -> Proto {
 fn rule(number: u16, body: Body, comment: Option<String>) -> Rule {
     Rule {
         number,
+        head: weir_rules::RuleHead::default(),
         action: Action::Allow,
         log: None,
         body,

@@ -8,7 +8,7 @@ use crate::eval::{
 };
 use crate::explain::{RuleTrace, Trace};
 use crate::log::Logger;
-use crate::ops::{packet_class, Dispatch, Env, MatchDispatch, TableDispatch};
+use crate::ops::{packet_class, Ctx, Dispatch, Env, MatchDispatch, TableDispatch};
 use crate::program::{class, Program, Verdict};
 use crate::state::{StateConfig, StateTable};
 use serde::Serialize;
@@ -241,18 +241,25 @@ impl Engine {
 
     /// Rule `rule`'s instructions run for `p` alone, as `explain` shows a
     /// rule the walk did not try: nothing is counted and no state moves.
+    /// Options that read what earlier rules did (tags, FIB, DSCP) see the
+    /// packet as it was before the first rule.
     pub fn trace_rule(&self, p: &Packet, rule: usize) -> RuleTrace {
         let mut trace = Trace::default();
+        let (prog, env, ctx) = (&self.program, &self.env, &Ctx::new(0));
         let matched = match self.dispatch {
-            DispatchKind::Match => {
-                rule_matches::<MatchDispatch, _>(&self.program, &self.env, p, rule, &mut trace)
-            }
-            DispatchKind::Table => {
-                rule_matches::<TableDispatch, _>(&self.program, &self.env, p, rule, &mut trace)
-            }
+            DispatchKind::Match => rule_matches::<MatchDispatch, _>(prog, env, p, rule, ctx, &mut trace),
+            DispatchKind::Table => rule_matches::<TableDispatch, _>(prog, env, p, rule, ctx, &mut trace),
         };
         trace.rule(rule, matched);
         trace.rules.pop().unwrap_or_default()
+    }
+
+    /// Where rule `rule`'s `skipto tablearg` sends `p`, as [`trace_rule`]
+    /// sees the packet.
+    ///
+    /// [`trace_rule`]: Engine::trace_rule
+    pub fn tablearg_target(&self, p: &Packet, rule: usize) -> usize {
+        crate::eval::tablearg_target(&self.program, rule, p, &self.env, &Ctx::new(0))
     }
 
     /// Bytes the classifier holds (0 when off).
@@ -355,56 +362,19 @@ impl Engine {
         obs: &mut O,
     ) -> Decision {
         self.stats.packets += 1;
+        let mut ctx = Ctx::new(self.stats.packets);
+        // With net.link.ether.ipfw, an Ethernet frame passes the rules at
+        // layer 2 first (every rule, in order); a drop there is final.
+        let layer2 = self.program.layer2 && p.has_mac;
         let decision = match p.l3 {
-            L3::Ip => {
-                let index = self.stats.packets;
-                let dispatch = self.dispatch;
-                let Engine {
-                    program,
-                    env,
-                    counters,
-                    logger,
-                    classifier,
-                    candidates,
-                    states,
-                    ..
-                } = self;
-                // The flow's state, if any, is looked up once, before the
-                // walk; the classifier makes every probe rule a candidate
-                // for a packet with a state.
-                let mut class = packet_class(p);
-                let found = states.as_mut().and_then(|t| t.lookup(p));
-                if found.is_some() {
-                    class |= class::STATE;
-                }
-                let mut state = StateCtx {
-                    table: states.as_mut(),
-                    found,
-                };
-                let mut log = |ri: usize| {
-                    if let Some(l) = logger.as_mut() {
-                        l.log(ri, &program.rules[ri], p, index);
-                    }
-                };
-                let walk = Walker {
-                    classifier: classifier.as_ref(),
-                    leaves,
-                    candidates,
-                    class,
-                    state: &mut state,
-                };
-                let (rule, verdict) =
-                    match dispatch {
-                        DispatchKind::Match => walk
-                            .evaluate::<MatchDispatch, O>(program, env, p, counters, &mut log, obs),
-                        DispatchKind::Table => walk
-                            .evaluate::<TableDispatch, O>(program, env, p, counters, &mut log, obs),
-                    };
-                Decision {
-                    rule: Some(rule),
-                    verdict,
-                }
+            L3::NonIp if layer2 => {
+                self.stats.non_ip += 1;
+                self.layer2_pass(p, &mut ctx, obs)
             }
+            L3::Ip => match layer2.then(|| self.layer2_pass(p, &mut ctx, obs)) {
+                Some(d) if d.verdict == Verdict::Drop => d,
+                _ => self.pass(p, leaves, false, &mut ctx, obs),
+            },
             L3::NonIp => {
                 self.stats.non_ip += 1;
                 Decision {
@@ -425,6 +395,78 @@ impl Engine {
             Verdict::Drop => self.stats.dropped += 1,
         }
         decision
+    }
+
+    /// The layer-2 pass: every rule in order, MAC tests live. Out of line,
+    /// so that the IP pass alone is inlined into the packet path.
+    #[inline(never)]
+    fn layer2_pass<O: Observer>(&mut self, p: &Packet, ctx: &mut Ctx, obs: &mut O) -> Decision {
+        ctx.layer2 = true;
+        let d = self.pass(p, None, true, ctx, obs);
+        ctx.layer2 = false;
+        d
+    }
+
+    /// One pass of a packet through the rules: its state looked up under
+    /// each state name, then the walk (every rule in the layer-2 pass).
+    #[inline(always)]
+    fn pass<O: Observer>(
+        &mut self,
+        p: &Packet,
+        leaves: Option<&Leaves>,
+        linear: bool,
+        ctx: &mut Ctx,
+        obs: &mut O,
+    ) -> Decision {
+        let index = self.stats.packets;
+        let dispatch = self.dispatch;
+        let Engine {
+            program,
+            env,
+            counters,
+            logger,
+            classifier,
+            candidates,
+            states,
+            ..
+        } = self;
+        // The flow's states, if any, are looked up once, before the walk;
+        // the classifier makes every probe rule a candidate for a packet
+        // with a state.
+        let mut class = packet_class(p);
+        if let Some(t) = states.as_mut() {
+            if t.probe(p, program.state_names.len()) {
+                class |= class::STATE;
+            }
+        }
+        let mut state = StateCtx {
+            table: states.as_mut(),
+        };
+        let mut log = |ri: usize| {
+            if let Some(l) = logger.as_mut() {
+                l.log(ri, &program.rules[ri], p, index);
+            }
+        };
+        let walk = Walker {
+            classifier: if linear { None } else { classifier.as_ref() },
+            leaves,
+            candidates,
+            class,
+            state: &mut state,
+            ctx,
+        };
+        let (rule, verdict) = match dispatch {
+            DispatchKind::Match => {
+                walk.evaluate::<MatchDispatch, O>(program, env, p, counters, &mut log, obs)
+            }
+            DispatchKind::Table => {
+                walk.evaluate::<TableDispatch, O>(program, env, p, counters, &mut log, obs)
+            }
+        };
+        Decision {
+            rule: Some(rule),
+            verdict,
+        }
     }
 
     /// Adds `other`'s per-rule counters and totals to this engine's, rule
@@ -485,6 +527,7 @@ struct Walker<'a, 's> {
     /// The packet's class bits, `class::STATE` included when it has a state.
     class: u32,
     state: &'a mut StateCtx<'s>,
+    ctx: &'a mut Ctx,
 }
 
 impl Walker<'_, '_> {
@@ -498,13 +541,15 @@ impl Walker<'_, '_> {
         log: &mut dyn FnMut(usize),
         obs: &mut O,
     ) -> (usize, Verdict) {
-        let (class, state) = (self.class, self.state);
+        let (class, state, ctx) = (self.class, self.state, self.ctx);
         match self.classifier {
             Some(Classifier::Bits(c)) => {
                 let bits = &mut self.candidates.bits;
                 c.candidates(p, class, bits);
                 let walk = CandidateBits(bits);
-                evaluate::<D, O, _>(program, env, &walk, p, class, state, counters, log, obs)
+                evaluate::<D, O, _>(
+                    program, env, &walk, p, class, state, ctx, counters, log, obs,
+                )
             }
             Some(Classifier::Trie(c)) => {
                 let own;
@@ -517,14 +562,16 @@ impl Walker<'_, '_> {
                 };
                 match c.merge(leaves, class, program.default_index()) {
                     Some(walk) => evaluate::<D, O, _>(
-                        program, env, &walk, p, class, state, counters, log, obs,
+                        program, env, &walk, p, class, state, ctx, counters, log, obs,
                     ),
                     None => evaluate::<D, O, _>(
-                        program, env, &Linear, p, class, state, counters, log, obs,
+                        program, env, &Linear, p, class, state, ctx, counters, log, obs,
                     ),
                 }
             }
-            _ => evaluate::<D, O, _>(program, env, &Linear, p, class, state, counters, log, obs),
+            _ => evaluate::<D, O, _>(
+                program, env, &Linear, p, class, state, ctx, counters, log, obs,
+            ),
         }
     }
 }

@@ -14,24 +14,29 @@
 //!   state), computed once. A rule whose header (class bits, protocol)
 //!   the packet fails sends the walk to that header's skip step: the next
 //!   rule whose requirement differs.
+//! - `ctx`: what the walk did to the packet ([`Ctx`]: tags, FIB, DSCP,
+//!   MSS, diverted, `prob` draws), read by later rules.
 //! - `hit`: the rule whose action runs. Probe rules (`check-state`,
 //!   `keep-state`, `limit`) require "no state", so a packet with a state
-//!   fails their header and, on that failure path, fires the state: `hit`
-//!   becomes the rule that made the state, as in ipfw, and `STATE` is
-//!   cleared so the packet probes once. A matching rule that makes a
-//!   state and is refused (table full, limit reached) denies the packet.
+//!   fails their header and, on that failure path, fires the state of the
+//!   rule's name: `hit` becomes the rule that made the state, as in ipfw,
+//!   and `STATE` is cleared so the packet probes once. A matching rule
+//!   that makes a state and is refused (table full, limit reached) denies
+//!   the packet; a `defer-action` rule makes its state and goes on.
 //! - `skip_or` (in `rule_matches`): a member of the current or-block has
 //!   matched, so skip the rest of the block.
 //!
-//! Exits: the first matching rule whose action is terminal (allow, deny,
-//! reject, unreach, reset) returns its index and verdict. The last rule,
-//! 65535, matches everything and is terminal (verified at load), so every
-//! walk ends. `count`, `skipto`, `call`, `return` and `log` do not end it.
+//! Exits: the first rule whose action ends the walk (allow, deny and its
+//! kin, fwd; pipe, queue, netgraph or nat with `one_pass`; NAT of a non-IPv4 packet; reass
+//! of a fragment) returns its index and verdict. The last rule, 65535,
+//! matches everything and is terminal (verified at load), so every walk
+//! ends. `count`, `skipto`, `call`, `return`, `tee`, `setfib`, `setdscp`
+//! and `log` do not end it.
 
-use crate::ops::{Dispatch, Env};
+use crate::ops::{Ctx, Dispatch, Env};
 use crate::program::*;
-use crate::state::{Found, StateTable};
-use weir_wire::Packet;
+use crate::state::StateTable;
+use weir_wire::{frag, tcp, tcpopt, Direction, Packet};
 
 /// At most this many `call`s are taken per packet; later ones fall through.
 pub const MAX_CALLS: u32 = 256;
@@ -79,27 +84,33 @@ pub trait Observer {
 pub struct NoObserver;
 impl Observer for NoObserver {}
 
-/// The dynamic-state side of one walk: the table, and the state the
-/// packet's flow has (found before the walk; `class` then has
-/// [`class::STATE`]).
+/// The dynamic-state side of one walk: the table, which holds the states
+/// the packet's flow has under each state name (found before the walk;
+/// `class` then has [`class::STATE`]).
 pub struct StateCtx<'a> {
     pub table: Option<&'a mut StateTable>,
-    pub found: Option<Found>,
 }
 
 impl StateCtx<'_> {
     /// For programs without state rules.
     pub fn none() -> StateCtx<'static> {
-        StateCtx {
-            table: None,
-            found: None,
-        }
+        StateCtx { table: None }
     }
 }
 
-/// Walks `prog` for one IP packet whose class bits are `class`. Counts
-/// every matching rule; calls `log(rule_index)` for matching rules that
-/// have `log`.
+/// What a probe rule the packet's header check failed gave.
+enum Probe {
+    /// Not matched: go on at this index.
+    Next(usize),
+    /// A state fired: run the action of the rule that made it.
+    Fired(usize),
+    /// The rule matched as if the packet had no state.
+    Matched,
+}
+
+/// Walks `prog` for one packet whose class bits are `class`. Counts every
+/// matching rule; calls `log(rule_index)` for matching rules that have
+/// `log`.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
@@ -109,6 +120,7 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
     p: &Packet,
     mut class: u32,
     states: &mut StateCtx,
+    ctx: &mut Ctx,
     counters: &mut [RuleCounter],
     log: &mut dyn FnMut(usize),
     obs: &mut O,
@@ -118,59 +130,97 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
     let (mut depth, mut calls) = (0usize, 0u32);
     let mut i = walk.next(0);
     loop {
-        let r = &prog.rules[i];
+        let mut r = &prog.rules[i];
         // `hit`: the rule whose action runs; a state's rule when it fires.
-        let hit = if class & r.class_mask != r.class_bits {
-            let fired = if r.probe && class & class::STATE != 0 {
-                states.fire(p)
-            } else {
-                None
-            };
-            let Some(state_rule) = fired else {
+        let (mut hit, mut fired) = (i, false);
+        if class & r.class_mask != r.class_bits {
+            if !(r.probe && class & class::STATE != 0) {
                 obs.rule(i, false);
                 i = walk.next(r.skip_class as usize);
                 continue;
+            }
+            // The common case inline: no `prob`, a state of the rule's name.
+            let quick = match r.prob {
+                None => states.fire(p, r.state_name),
+                Some(_) => None,
             };
-            obs.rule(i, true);
-            class &= !class::STATE; // a packet probes its state once
-            state_rule
+            let probed = match quick {
+                Some(state_rule) => {
+                    obs.rule(i, true);
+                    Probe::Fired(state_rule)
+                }
+                None => probe::<D, O>(prog, env, p, i, class, states, ctx, obs),
+            };
+            match probed {
+                Probe::Next(j) => {
+                    i = walk.next(j);
+                    continue;
+                }
+                Probe::Fired(state_rule) => {
+                    class &= !class::STATE; // a packet probes its state once
+                    (hit, fired) = (state_rule, true);
+                    r = &prog.rules[hit];
+                }
+                Probe::Matched => {}
+            }
         } else if r.proto.is_some_and(|proto| proto != p.proto) {
             obs.rule(i, false);
             i = walk.next(r.skip_proto as usize);
             continue;
-        } else if !rule_matches::<D, O>(prog, env, p, i, obs) {
+        } else if rule_matches::<D, O>(prog, env, p, i, ctx, obs)
+            && r.prob.is_none_or(|t| ctx.draw(env.seed, t))
+        {
+            obs.rule(i, true);
+        } else {
             obs.rule(i, false);
             i = walk.next(i + 1);
             continue;
-        } else {
-            obs.rule(i, true);
-            if r.state_op != StateOp::None && !states.install(i, r.state_op, p) {
+        }
+        if !fired && r.state_op != StateOp::None {
+            if !states.install(i, r, p) {
+                // A state refused (table full, limit reached) denies.
                 counters[i].packets += 1;
                 counters[i].bytes += u64::from(p.l3_len);
                 return (i, Verdict::Drop);
             }
-            i
-        };
-        let r = &prog.rules[hit];
+            if r.defer {
+                i = walk.next(i + 1); // the action waits for the state
+                continue;
+            }
+        }
+        if r.act.may_skip() && skips_action(r.act, p, ctx) {
+            i = walk.next(hit + 1);
+            continue;
+        }
         counters[hit].packets += 1;
         counters[hit].bytes += u64::from(p.l3_len);
+        match r.quick {
+            Quick::Accept => return (hit, Verdict::Pass),
+            Quick::Deny => return (hit, Verdict::Drop),
+            Quick::Count => {
+                i = walk.next(hit + 1);
+                continue;
+            }
+            Quick::Slow => {}
+        }
         if r.log_limit.is_some() && hit == i {
             log(i);
         }
-        match r.action {
-            RuleAction::Skipto(_) => i = walk.next(r.jump as usize),
-            RuleAction::SkiptoTablearg => i = walk.next(tablearg_target(prog, hit, p)),
-            RuleAction::Call(_) if depth < CALL_STACK_DEPTH && calls < MAX_CALLS => {
+        ctx.tags = (ctx.tags | r.tag.set) & !r.tag.clear;
+        match r.act {
+            Act::Skipto => i = walk.next(r.jump as usize),
+            Act::SkiptoTablearg => i = walk.next(tablearg_target(prog, hit, p, env, ctx)),
+            Act::Call if depth < CALL_STACK_DEPTH && calls < MAX_CALLS => {
                 stack[depth] = hit as u32 + 1;
                 depth += 1;
                 calls += 1;
                 i = walk.next(r.jump as usize);
             }
-            RuleAction::Return if depth > 0 => {
+            Act::Return if depth > 0 => {
                 depth -= 1;
                 i = walk.next(stack[depth] as usize);
             }
-            action => match terminal_verdict(action) {
+            act => match run(act, prog, hit, p, env, ctx) {
                 Some(v) => return (hit, v),
                 None => i = walk.next(hit + 1),
             },
@@ -178,34 +228,139 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
     }
 }
 
+/// Probe rule `i`, whose header check a packet with a state failed, in
+/// ipfw's order: `prob`, then the state of the rule's name, then the
+/// rule's own tests as for a packet without a state.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn probe<D: Dispatch, O: Observer>(
+    prog: &Program,
+    env: &Env,
+    p: &Packet,
+    i: usize,
+    class: u32,
+    states: &mut StateCtx,
+    ctx: &mut Ctx,
+    obs: &mut O,
+) -> Probe {
+    let r = &prog.rules[i];
+    if r.prob.is_some_and(|t| !ctx.draw(env.seed, t)) {
+        obs.rule(i, false);
+        return Probe::Next(i + 1);
+    }
+    if let Some(state_rule) = states.fire(p, r.state_name) {
+        obs.rule(i, true);
+        return Probe::Fired(state_rule);
+    }
+    // A state of another name: the rule is tried as if there were none.
+    let matched = (class & !class::STATE) & r.class_mask == r.class_bits
+        && r.proto.is_none_or(|proto| proto == p.proto)
+        && rule_matches::<D, O>(prog, env, p, i, ctx, obs);
+    obs.rule(i, matched);
+    if matched {
+        Probe::Matched
+    } else {
+        Probe::Next(i + 1)
+    }
+}
+
+/// Actions that do nothing here and leave the rule unmatched (uncounted):
+/// `divert`, `tee` and `fwd` in the layer-2 pass, and `reass` of an IPv6
+/// packet, as ipfw's kernel does.
+#[inline]
+fn skips_action(act: Act, p: &Packet, ctx: &Ctx) -> bool {
+    match act {
+        Act::Divert | Act::Tee | Act::Fwd => ctx.layer2,
+        Act::Reass => p.ip_version == 6 && !ctx.layer2,
+        _ => false,
+    }
+}
+
+/// Runs an action that is not a jump: the verdict if it ends the walk,
+/// None to go on at the next rule.
+#[inline]
+fn run(
+    act: Act,
+    prog: &Program,
+    hit: usize,
+    p: &Packet,
+    env: &Env,
+    ctx: &mut Ctx,
+) -> Option<Verdict> {
+    let tablearg = |ctx: &Ctx| prog.tablearg(hit, p, env, ctx).unwrap_or(0);
+    match act {
+        Act::Accept | Act::Fwd => Some(Verdict::Pass),
+        Act::Deny => Some(Verdict::Drop),
+        // In the layer-2 pass these act as `allow` (ipfw(8), PACKET FLOW).
+        Act::Nat | Act::Reass if ctx.layer2 => Some(Verdict::Pass),
+        // NAT handles IPv4 only, and denies anything else.
+        Act::Nat if p.ip_version != 4 => Some(Verdict::Drop),
+        Act::HandOff | Act::Nat if prog.one_pass => Some(Verdict::Pass),
+        // The divert daemon writes the packet back; it re-enters at the
+        // next rule whatever `one_pass` says (ipfw sets no IPFW_ONEPASS
+        // for divert), marked diverted.
+        Act::Divert => {
+            ctx.diverted = if p.direction == Direction::Out { 2 } else { 1 };
+            None
+        }
+        // A fragment goes to reassembly, which replay does not do.
+        Act::Reass if p.frag & (frag::MF | frag::LATER) != 0 => Some(Verdict::Pass),
+        Act::SetFib(n) => {
+            ctx.set_fib(n);
+            None
+        }
+        Act::SetFibTablearg => {
+            ctx.set_fib((tablearg(ctx) & 0x7fff) as u16);
+            None
+        }
+        Act::SetDscp(code) => {
+            ctx.set_tos(code << 2 | ctx.tos(p) & 3);
+            None
+        }
+        Act::SetDscpTablearg => {
+            ctx.set_tos(((tablearg(ctx) & 0x3f) as u8) << 2 | ctx.tos(p) & 3);
+            None
+        }
+        Act::TcpSetMss(mss) => {
+            let syn_with_mss = p.proto == 6
+                && p.has_ports
+                && p.tcp_flags & tcp::SYN != 0
+                && p.tcp_opts & tcpopt::MSS != 0;
+            if syn_with_mss && ctx.mss(p) > mss {
+                ctx.set_mss(mss);
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
 /// Where `skipto tablearg` goes: the first rule numbered at or after the
 /// table value, if that is past this rule; else the next rule (ipfw never
 /// jumps back).
-pub fn tablearg_target(prog: &Program, ri: usize, p: &Packet) -> usize {
-    prog.tablearg(ri, p)
+pub fn tablearg_target(prog: &Program, ri: usize, p: &Packet, env: &Env, ctx: &Ctx) -> usize {
+    prog.tablearg(ri, p, env, ctx)
         .map(|v| prog.first_rule_at(v))
         .filter(|&t| t > ri)
         .unwrap_or(ri + 1)
 }
 
 impl StateCtx<'_> {
-    /// The packet's state fires: count it, move it on, and return the
-    /// index of the rule that made it.
-    fn fire(&mut self, p: &Packet) -> Option<usize> {
-        let found = self.found.take()?;
-        self.table.as_deref_mut()?.hit(found, p);
-        Some(found.rule)
+    /// The packet's state under `name` fires (see [`StateTable::fire`]).
+    #[inline]
+    fn fire(&mut self, p: &Packet, name: u8) -> Option<usize> {
+        self.table.as_deref_mut()?.fire(p, name)
     }
 
     /// Makes the state a matching rule asks for; false when refused.
-    fn install(&mut self, rule: usize, op: StateOp, p: &Packet) -> bool {
-        let limit = match op {
-            StateOp::Limit { mask, count } => Some((mask, count)),
+    fn install(&mut self, i: usize, r: &Rule, p: &Packet) -> bool {
+        let limit = match r.state_op {
+            StateOp::Limit { mask, count, .. } => Some((mask, count)),
             _ => None,
         };
         self.table
             .as_deref_mut()
-            .is_none_or(|t| t.install(rule, limit, p))
+            .is_none_or(|t| t.install(i, limit, r.state_name, p))
     }
 }
 
@@ -216,6 +371,7 @@ pub(crate) fn rule_matches<D: Dispatch, O: Observer>(
     env: &Env,
     p: &Packet,
     ri: usize,
+    ctx: &Ctx,
     obs: &mut O,
 ) -> bool {
     let r = &prog.rules[ri];
@@ -228,7 +384,7 @@ pub(crate) fn rule_matches<D: Dispatch, O: Observer>(
             skip_or = ins.flags & F_OR != 0;
             continue;
         }
-        let m = D::matches(ins, p, prog, env) ^ (ins.flags & F_NOT != 0);
+        let m = D::matches(ins, p, prog, env, ctx) ^ (ins.flags & F_NOT != 0);
         obs.insn(ri, k, m);
         if ins.flags & F_OR != 0 {
             skip_or = m;

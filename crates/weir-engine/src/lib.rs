@@ -17,6 +17,7 @@ mod log;
 mod ops;
 mod program;
 mod state;
+mod tables;
 
 pub use compile::{compile, CompileOptions};
 pub use engine::{Decision, DispatchKind, Engine, Policy, Stats, WalkKind, CLASSIFY_FROM_RULES};
@@ -26,9 +27,10 @@ pub use eval::{
 };
 pub use explain::{CostCounter, RuleTrace, Trace};
 pub use log::{LogFormat, Logger};
-pub use ops::{iface_matches, packet_class, Dispatch, Env, MatchDispatch, TableDispatch};
+pub use ops::{iface_matches, packet_class, Ctx, Dispatch, Env, MatchDispatch, TableDispatch};
 pub use program::*;
 pub use state::{StateConfig, StateStats, StateTable, StateView};
+pub use tables::Table;
 
 /// Parses and compiles rule text in one step (errors carry spans).
 pub fn load(
@@ -36,6 +38,6 @@ pub fn load(
     names: &weir_rules::Names,
     opts: &CompileOptions,
 ) -> Result<Program, Vec<weir_rules::Diagnostic>> {
-    let ast = weir_rules::parse(text)?;
+    let ast = weir_rules::parse_with(text, names)?;
     compile(&ast, names, opts)
 }

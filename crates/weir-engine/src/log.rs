@@ -104,19 +104,7 @@ impl Logger {
     fn text_line(&mut self, rule: &Rule, p: &Packet) -> io::Result<()> {
         let out = &mut self.out;
         write!(out, "weir: {} ", rule.number)?;
-        match rule.action {
-            RuleAction::Allow => out.write_all(b"Accept")?,
-            RuleAction::Deny => out.write_all(b"Deny")?,
-            RuleAction::Reject => out.write_all(b"Unreach 1")?,
-            RuleAction::Unreach(c) => write!(out, "Unreach {c}")?,
-            RuleAction::Reset => out.write_all(b"Reset")?,
-            RuleAction::Count => out.write_all(b"Count")?,
-            RuleAction::Skipto(n) => write!(out, "SkipTo {n}")?,
-            RuleAction::SkiptoTablearg => out.write_all(b"SkipTo tablearg")?,
-            RuleAction::Call(n) => write!(out, "Call {n}")?,
-            RuleAction::Return => out.write_all(b"Return")?,
-            RuleAction::CheckState => out.write_all(b"Check-State")?,
-        }
+        write_action(out, &rule.action)?;
         let (src, dst) = (p.src_ip(), p.dst_ip());
         if p.has_ports {
             let name = self.proto_names[usize::from(p.proto)]
@@ -222,6 +210,50 @@ impl Logger {
 
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+}
+
+/// The action as ipfw's log lines name it (`Accept`, `Pipe 1`, …).
+fn write_action(out: &mut impl Write, action: &RuleAction) -> io::Result<()> {
+    use weir_rules::{Arg, DivertPort, NatArg};
+    let arg = |a: &Arg| match a {
+        Arg::Number(n) => n.to_string(),
+        Arg::Tablearg => "tablearg".to_owned(),
+    };
+    let port = |p: &DivertPort| match p {
+        DivertPort::Port(p) => p.to_string(),
+        DivertPort::Tablearg => "tablearg".to_owned(),
+    };
+    match action {
+        RuleAction::Allow => out.write_all(b"Accept"),
+        RuleAction::Deny => out.write_all(b"Deny"),
+        RuleAction::Reject => out.write_all(b"Unreach 1"),
+        RuleAction::Unreach(c) | RuleAction::Unreach6(c) => write!(out, "Unreach {c}"),
+        RuleAction::Reset | RuleAction::Reset6 => out.write_all(b"Reset"),
+        RuleAction::Abort | RuleAction::Abort6 => out.write_all(b"Abort"),
+        RuleAction::Count => out.write_all(b"Count"),
+        RuleAction::Skipto(n) => write!(out, "SkipTo {n}"),
+        RuleAction::SkiptoTablearg => out.write_all(b"SkipTo tablearg"),
+        RuleAction::Call(n) => write!(out, "Call {n}"),
+        RuleAction::Return => out.write_all(b"Return"),
+        RuleAction::CheckState(_) => out.write_all(b"Check-State"),
+        RuleAction::Pipe(a) => write!(out, "Pipe {}", arg(a)),
+        RuleAction::Queue(a) => write!(out, "Queue {}", arg(a)),
+        RuleAction::Netgraph(a) => write!(out, "Netgraph {}", arg(a)),
+        RuleAction::Ngtee(a) => write!(out, "Ngtee {}", arg(a)),
+        RuleAction::Divert(p) => write!(out, "Divert {}", port(p)),
+        RuleAction::Tee(p) => write!(out, "Tee {}", port(p)),
+        RuleAction::Nat(NatArg::Number(n)) => write!(out, "Nat {n}"),
+        RuleAction::Nat(_) => out.write_all(b"Nat"),
+        RuleAction::Fwd(t) => match (t.addr, t.port) {
+            (Some(a), Some(p)) => write!(out, "Forward to {a}:{p}"),
+            (Some(a), None) => write!(out, "Forward to {a}"),
+            (None, _) => out.write_all(b"Forward to tablearg"),
+        },
+        RuleAction::SetFib(a) => write!(out, "SetFib {}", arg(a)),
+        RuleAction::SetDscp(a) => write!(out, "SetDscp {}", arg(a)),
+        RuleAction::Reass => out.write_all(b"Reass"),
+        RuleAction::TcpSetMss(n) => write!(out, "Eaction tcp-setmss {n}"),
     }
 }
 

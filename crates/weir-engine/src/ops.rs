@@ -9,14 +9,22 @@
 use crate::program::{class, Insn, Op, Program};
 use weir_wire::{frag, tcp, Direction, Packet};
 
-/// What the evaluator knows beyond the packet: this host's addresses and
-/// which interface patterns each capture interface matches.
+/// What the evaluator knows beyond the packet: this host's addresses,
+/// which interface patterns and interface-table entries each capture
+/// interface matches, and the replay settings a walk starts from.
 #[derive(Clone, Debug, Default)]
 pub struct Env {
     /// `--me` addresses, in the packet's `u128` form, with their version.
     pub me: Vec<(u128, u8)>,
     /// Per interface index: bit k set when it matches pattern k.
     pub iface_bits: Vec<u64>,
+    /// Per interface-table reference and interface index (`ref *
+    /// interfaces + index`): the interface's value in that table.
+    pub iface_values: Vec<Option<u32>>,
+    /// The FIB a packet starts in (`--fib`; FreeBSD's default 0).
+    pub fib: u16,
+    /// Seed of `prob` draws (`--seed`): the same seed, the same draws.
+    pub seed: u64,
 }
 
 impl Env {
@@ -33,6 +41,17 @@ impl Env {
                     .fold(0u64, |bits, (k, _)| bits | 1 << k)
             })
             .collect();
+        self.iface_values = prog
+            .table_refs
+            .iter()
+            .flat_map(|r| {
+                let table = &prog.tables[r.table as usize];
+                names.iter().map(move |name| {
+                    let v = table.lookup_iface(name.as_deref()?)?;
+                    r.value.is_none_or(|want| want == v).then_some(v)
+                })
+            })
+            .collect();
     }
 }
 
@@ -41,6 +60,110 @@ pub fn iface_matches(pattern: &str, name: &str) -> bool {
     match pattern.strip_suffix('*') {
         Some(prefix) => name.starts_with(prefix),
         None => pattern == name,
+    }
+}
+
+/// What one walk has done to the packet so far, as later rules see it:
+/// small, fixed-size, on the stack (no allocation per packet). The FIB,
+/// TOS and MSS are the packet's (the run's, for the FIB) until an action
+/// changes them, so a new one is a few zeroed words.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct Ctx {
+    /// Tags set by `tag` (bit k: `Program::tag_values[k]`).
+    pub tags: u64,
+    /// `prob`: the packet's number times a constant, plus a step per draw.
+    rng: u64,
+    /// Set by `setfib`, `tcp-setmss`, `setdscp` (bits of `changed`).
+    fib: u16,
+    mss: u16,
+    tos: u8,
+    changed: u8,
+    /// Back from a divert socket: 1 into input, 2 into output.
+    pub diverted: u8,
+    /// This walk is the layer-2 pass.
+    pub layer2: bool,
+}
+
+const FIB_SET: u8 = 1;
+const MSS_SET: u8 = 2;
+const TOS_SET: u8 = 4;
+
+impl Ctx {
+    /// The state before the first rule of packet number `packet_no`.
+    #[inline]
+    pub fn new(packet_no: u64) -> Ctx {
+        Ctx {
+            tags: 0,
+            rng: packet_no.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            fib: 0,
+            mss: 0,
+            tos: 0,
+            changed: 0,
+            diverted: 0,
+            layer2: false,
+        }
+    }
+
+    /// The FIB (`--fib`, then `setfib`).
+    #[inline]
+    pub fn fib(&self, env: &Env) -> u16 {
+        if self.changed & FIB_SET != 0 {
+            self.fib
+        } else {
+            env.fib
+        }
+    }
+
+    pub fn set_fib(&mut self, fib: u16) {
+        self.fib = fib;
+        self.changed |= FIB_SET;
+    }
+
+    /// The TOS byte (IPv6: traffic class); `setdscp` rewrites its DSCP.
+    #[inline]
+    pub fn tos(&self, p: &Packet) -> u8 {
+        if self.changed & TOS_SET != 0 {
+            self.tos
+        } else {
+            p.tos
+        }
+    }
+
+    pub fn set_tos(&mut self, tos: u8) {
+        self.tos = tos;
+        self.changed |= TOS_SET;
+    }
+
+    /// The TCP MSS option's value (`tcp-setmss` lowers it).
+    #[inline]
+    pub fn mss(&self, p: &Packet) -> u16 {
+        if self.changed & MSS_SET != 0 {
+            self.mss
+        } else {
+            p.tcp_mss
+        }
+    }
+
+    pub fn set_mss(&mut self, mss: u16) {
+        self.mss = mss;
+        self.changed |= MSS_SET;
+    }
+
+    /// One `prob` draw: true with probability `threshold / 2^32`. The
+    /// draw depends on the seed, the packet's number and how many draws
+    /// its walk made before (seed + number × φ + draws × another odd
+    /// constant, then splitmix64's finaliser): reproducible, and the same
+    /// whichever walk (linear or classified) reaches the rule.
+    #[inline]
+    pub fn draw(&mut self, seed: u64, threshold: u32) -> bool {
+        self.rng = self.rng.wrapping_add(0xd1b5_4a32_d192_ed03);
+        let mut z = seed.wrapping_add(self.rng);
+        // splitmix64's finaliser.
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        ((z >> 32) as u32) < threshold
     }
 }
 
@@ -73,94 +196,99 @@ pub fn packet_class(p: &Packet) -> u32 {
 
 /// Evaluates one instruction (before its NOT flag is applied).
 pub trait Dispatch {
-    fn matches(ins: &Insn, p: &Packet, prog: &Program, env: &Env) -> bool;
+    fn matches(ins: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool;
 }
 
 pub struct MatchDispatch;
 pub struct TableDispatch;
 
-impl Dispatch for MatchDispatch {
-    #[inline(always)]
-    fn matches(ins: &Insn, p: &Packet, prog: &Program, env: &Env) -> bool {
-        match ins.op {
-            Op::Never => never(ins, p, prog, env),
-            Op::Proto => proto(ins, p, prog, env),
-            Op::IpVersion => ip_version(ins, p, prog, env),
-            Op::SrcNet => src_net(ins, p, prog, env),
-            Op::DstNet => dst_net(ins, p, prog, env),
-            Op::SrcMe => src_me(ins, p, prog, env),
-            Op::DstMe => dst_me(ins, p, prog, env),
-            Op::SrcPort => src_port(ins, p, prog, env),
-            Op::DstPort => dst_port(ins, p, prog, env),
-            Op::In => dir_in(ins, p, prog, env),
-            Op::Out => dir_out(ins, p, prog, env),
-            Op::Via => via(ins, p, prog, env),
-            Op::Recv => recv(ins, p, prog, env),
-            Op::Xmit => xmit(ins, p, prog, env),
-            Op::Established => established(ins, p, prog, env),
-            Op::Setup => setup(ins, p, prog, env),
-            Op::TcpFlags => tcp_flags(ins, p, prog, env),
-            Op::IcmpTypes => icmp_types(ins, p, prog, env),
-            Op::Frag => is_frag(ins, p, prog, env),
-            Op::IpOptions => ip_options(ins, p, prog, env),
-            Op::IpTos => ip_tos(ins, p, prog, env),
-            Op::IpLen => ip_len(ins, p, prog, env),
-            Op::IpTtl => ip_ttl(ins, p, prog, env),
-            Op::HasPorts => has_ports(ins, p, prog, env),
-            Op::SrcPrefix4 => src_prefix4(ins, p, prog, env),
-            Op::DstPrefix4 => dst_prefix4(ins, p, prog, env),
-            Op::SrcPortRange => src_port_range(ins, p, prog, env),
-            Op::DstPortRange => dst_port_range(ins, p, prog, env),
-            Op::Icmp6Types => icmp6_types(ins, p, prog, env),
-            Op::Ext6Hdr => ext6_hdr(ins, p, prog, env),
-            Op::SrcTable => src_table(ins, p, prog, env),
-            Op::DstTable => dst_table(ins, p, prog, env),
+/// Lists every opcode with its function, in opcode order: the `match`
+/// dispatcher and the function table are both made from it.
+macro_rules! opcodes {
+    ($($op:ident => $f:ident,)*) => {
+        impl Dispatch for MatchDispatch {
+            #[inline(always)]
+            fn matches(ins: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
+                match ins.op {
+                    $(Op::$op => $f(ins, p, prog, env, ctx),)*
+                }
+            }
         }
-    }
+
+        /// Indexed by `Op as usize`; the order must follow the enum
+        /// (checked by a test).
+        static TABLE: [OpFn; Op::COUNT] = [$($f,)*];
+
+        #[cfg(test)]
+        const ALL_OPS: [Op; Op::COUNT] = [$(Op::$op,)*];
+    };
 }
 
-type OpFn = fn(&Insn, &Packet, &Program, &Env) -> bool;
+opcodes! {
+    Never => never,
+    Proto => proto,
+    IpVersion => ip_version,
+    SrcNet => src_net,
+    DstNet => dst_net,
+    SrcMe => src_me,
+    DstMe => dst_me,
+    SrcPort => src_port,
+    DstPort => dst_port,
+    In => dir_in,
+    Out => dir_out,
+    Via => via,
+    Recv => recv,
+    Xmit => xmit,
+    Established => established,
+    Setup => setup,
+    TcpFlags => tcp_flags,
+    IcmpTypes => icmp_types,
+    Frag => is_frag,
+    IpOptions => ip_options,
+    IpTos => ip_tos,
+    IpLen => ip_len,
+    IpTtl => ip_ttl,
+    HasPorts => has_ports,
+    SrcPrefix4 => src_prefix4,
+    DstPrefix4 => dst_prefix4,
+    SrcPortRange => src_port_range,
+    DstPortRange => dst_port_range,
+    Icmp6Types => icmp6_types,
+    Ext6Hdr => ext6_hdr,
+    SrcTable => src_table,
+    DstTable => dst_table,
+    IpId => ip_id,
+    TcpDataLen => tcp_data_len,
+    TcpWin => tcp_win,
+    TcpMss => tcp_mss,
+    TcpSeq => tcp_seq,
+    TcpAck => tcp_ack,
+    TcpOpts => tcp_opts,
+    IpPrecedence => ip_precedence,
+    Dscp => dscp,
+    FragFlags => frag_flags,
+    Fib => fib,
+    Tagged => tagged,
+    MacAddr => mac_addr,
+    MacType => mac_type,
+    Layer2 => layer2,
+    Diverted => diverted,
+    FlowId => flow_id,
+    SrcSet => src_set,
+    DstSet => dst_set,
+    SrcPortTable => src_port_table,
+    DstPortTable => dst_port_table,
+    DscpTable => dscp_table,
+    FlowTable => flow_table,
+    IfaceTable => iface_table,
+}
 
-/// Indexed by `Op as usize`; the order must follow the enum (checked by a test).
-static TABLE: [OpFn; Op::COUNT] = [
-    never,
-    proto,
-    ip_version,
-    src_net,
-    dst_net,
-    src_me,
-    dst_me,
-    src_port,
-    dst_port,
-    dir_in,
-    dir_out,
-    via,
-    recv,
-    xmit,
-    established,
-    setup,
-    tcp_flags,
-    icmp_types,
-    is_frag,
-    ip_options,
-    ip_tos,
-    ip_len,
-    ip_ttl,
-    has_ports,
-    src_prefix4,
-    dst_prefix4,
-    src_port_range,
-    dst_port_range,
-    icmp6_types,
-    ext6_hdr,
-    src_table,
-    dst_table,
-];
+type OpFn = fn(&Insn, &Packet, &Program, &Env, &Ctx) -> bool;
 
 impl Dispatch for TableDispatch {
     #[inline(always)]
-    fn matches(ins: &Insn, p: &Packet, prog: &Program, env: &Env) -> bool {
-        TABLE[ins.op as usize](ins, p, prog, env)
+    fn matches(ins: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
+        TABLE[ins.op as usize](ins, p, prog, env, ctx)
     }
 }
 
@@ -204,95 +332,239 @@ fn is_tcp_with_header(p: &Packet) -> bool {
     p.proto == TCP && p.has_ports
 }
 
-fn never(_: &Insn, _: &Packet, _: &Program, _: &Env) -> bool {
+#[inline]
+fn is_ip(p: &Packet) -> bool {
+    p.ip_version == 4 || p.ip_version == 6
+}
+
+/// The table value an instruction finds for the packet, if it is one of
+/// the table tests and the packet is in its table (with the value it
+/// asks for): what `tablearg` stands for.
+#[inline]
+pub fn table_lookup(ins: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> Option<u32> {
+    let t = || prog.table_of(ins);
+    let found = match ins.op {
+        Op::SrcTable => t().lookup_ip(p.src, p.ip_version),
+        Op::DstTable => t().lookup_ip(p.dst, p.ip_version),
+        Op::SrcPortTable if p.has_ports => t().lookup_number(u32::from(p.src_port)),
+        Op::DstPortTable if p.has_ports => t().lookup_number(u32::from(p.dst_port)),
+        Op::DscpTable if is_ip(p) => t().lookup_number(u32::from(ctx.tos(p) >> 2)),
+        Op::FlowTable => t().lookup_flow(p),
+        Op::IfaceTable if iface_dir_ok(ins, p) => {
+            let at = ins.arg as usize * env.iface_bits.len() + usize::from(p.iface);
+            env.iface_values.get(at).copied().flatten()
+        }
+        _ => return None,
+    };
+    prog.table_answer(ins, found)
+}
+
+/// `via` looks at any interface, `recv` only inbound, `xmit` only outbound.
+#[inline]
+fn iface_dir_ok(ins: &Insn, p: &Packet) -> bool {
+    match ins.len {
+        1 => p.direction == Direction::In,
+        2 => p.direction == Direction::Out,
+        _ => true,
+    }
+}
+
+fn never(_: &Insn, _: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     false
 }
-fn proto(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+fn proto(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     u32::from(p.proto) == i.arg
 }
-fn ip_version(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+fn ip_version(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     u32::from(p.ip_version) == i.arg
 }
-fn src_net(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+fn src_net(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     in_nets(prog, i, p.src, p.ip_version)
 }
-fn dst_net(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+fn dst_net(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     in_nets(prog, i, p.dst, p.ip_version)
 }
-fn src_me(i: &Insn, p: &Packet, _: &Program, env: &Env) -> bool {
-    u32::from(p.ip_version) == i.arg && env.me.iter().any(|&(a, v)| a == p.src && v == p.ip_version)
+/// `me` (arg 0) is any of this host's addresses, as ipfw's `me` matches
+/// local IPv4 and IPv6 addresses; `me6` (arg 6) only IPv6 ones.
+#[inline]
+fn is_me(i: &Insn, p: &Packet, env: &Env, addr: u128) -> bool {
+    (i.arg == 0 || u32::from(p.ip_version) == i.arg)
+        && env.me.iter().any(|&(a, v)| a == addr && v == p.ip_version)
 }
-fn dst_me(i: &Insn, p: &Packet, _: &Program, env: &Env) -> bool {
-    u32::from(p.ip_version) == i.arg && env.me.iter().any(|&(a, v)| a == p.dst && v == p.ip_version)
+fn src_me(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
+    is_me(i, p, env, p.src)
 }
-fn src_port(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+fn dst_me(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
+    is_me(i, p, env, p.dst)
+}
+fn src_port(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     p.has_ports && in_ranges(pool(&prog.ranges, i), p.src_port)
 }
-fn dst_port(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+fn dst_port(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     p.has_ports && in_ranges(pool(&prog.ranges, i), p.dst_port)
 }
-fn dir_in(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+fn dir_in(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.direction == Direction::In
 }
-fn dir_out(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+fn dir_out(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.direction == Direction::Out
 }
-fn via(i: &Insn, p: &Packet, _: &Program, env: &Env) -> bool {
+fn via(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
     iface_bit(env, p, i.arg)
 }
-fn recv(i: &Insn, p: &Packet, _: &Program, env: &Env) -> bool {
+fn recv(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
     p.direction == Direction::In && iface_bit(env, p, i.arg)
 }
-fn xmit(i: &Insn, p: &Packet, _: &Program, env: &Env) -> bool {
+fn xmit(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
     p.direction == Direction::Out && iface_bit(env, p, i.arg)
 }
-fn established(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+fn established(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     is_tcp_with_header(p) && p.tcp_flags & (tcp::ACK | tcp::RST) != 0
 }
-fn setup(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+fn setup(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     is_tcp_with_header(p) && p.tcp_flags & (tcp::SYN | tcp::ACK) == tcp::SYN
 }
-fn tcp_flags(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+fn tcp_flags(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     is_tcp_with_header(p) && flags_match(p.tcp_flags, i.arg)
 }
-fn icmp_types(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+fn icmp_types(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.proto == ICMP && p.has_icmp && p.icmp_type < 32 && i.arg & (1 << p.icmp_type) != 0
 }
-fn icmp6_types(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+fn icmp6_types(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     let t = usize::from(p.icmp_type);
     p.proto == ICMP6
         && p.ip_version == 6
         && p.has_icmp
         && prog.icmp6_types[i.arg as usize][t / 64] & (1 << (t % 64)) != 0
 }
-fn ext6_hdr(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+fn ext6_hdr(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 6 && u32::from(p.ext6) & i.arg != 0
 }
-fn src_table(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
-    prog.table_value(i, p.src, p.ip_version).is_some()
+fn src_table(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+    prog.table_answer(i, prog.table_of(i).lookup_ip(p.src, p.ip_version))
+        .is_some()
 }
-fn dst_table(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
-    prog.table_value(i, p.dst, p.ip_version).is_some()
+fn dst_table(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+    prog.table_answer(i, prog.table_of(i).lookup_ip(p.dst, p.ip_version))
+        .is_some()
 }
-fn is_frag(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+fn is_frag(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.frag & frag::LATER != 0
 }
-// ipoptions, iptos, iplen and ipttl look at IPv4 header fields: as in
-// ipfw, an IPv6 packet never matches them (a `not` still inverts that).
-fn ip_options(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+// ipoptions, iptos, iplen, ipttl, ipid and ipprecedence look at IPv4
+// header fields: as in ipfw, an IPv6 packet never matches them (a `not`
+// still inverts that).
+fn ip_options(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 4 && flags_match(p.ip_options, i.arg)
 }
-fn ip_tos(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
-    p.ip_version == 4 && flags_match(p.tos, i.arg)
+fn ip_tos(i: &Insn, p: &Packet, _: &Program, _: &Env, ctx: &Ctx) -> bool {
+    p.ip_version == 4 && flags_match(ctx.tos(p), i.arg)
 }
-fn ip_len(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+fn ip_len(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 4 && in_ranges(pool(&prog.ranges, i), p.ip_len)
 }
-fn ip_ttl(i: &Insn, p: &Packet, prog: &Program, _: &Env) -> bool {
+fn ip_ttl(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 4 && in_ranges(pool(&prog.ranges, i), u16::from(p.ttl))
 }
-fn has_ports(_: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+fn ip_id(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+    p.ip_version == 4 && in_ranges(pool(&prog.ranges, i), p.ip_id)
+}
+fn ip_precedence(i: &Insn, p: &Packet, _: &Program, _: &Env, ctx: &Ctx) -> bool {
+    p.ip_version == 4 && u32::from(ctx.tos(p) & 0xe0) == i.arg
+}
+/// DSCP: the top six bits of the IPv4 TOS or the IPv6 traffic class.
+fn dscp(i: &Insn, p: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
+    is_ip(p) && prog.bitmaps[i.arg as usize] >> (ctx.tos(p) >> 2) & 1 == 1
+}
+fn has_ports(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.has_ports
+}
+fn tcp_data_len(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+    is_tcp_with_header(p) && in_ranges(pool(&prog.ranges, i), p.tcp_data_len)
+}
+fn tcp_win(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+    is_tcp_with_header(p) && in_ranges(pool(&prog.ranges, i), p.tcp_win)
+}
+/// ipfw reads the MSS option of SYN segments only.
+fn tcp_mss(i: &Insn, p: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
+    is_tcp_with_header(p)
+        && p.tcp_flags & tcp::SYN != 0
+        && p.tcp_opts & weir_wire::tcpopt::MSS != 0
+        && in_ranges(pool(&prog.ranges, i), ctx.mss(p))
+}
+fn tcp_seq(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+    is_tcp_with_header(p) && p.tcp_seq == i.arg
+}
+fn tcp_ack(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+    is_tcp_with_header(p) && p.tcp_ack == i.arg
+}
+fn tcp_opts(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+    is_tcp_with_header(p) && flags_match(p.tcp_opts, i.arg)
+}
+/// ipfw packs the IPv4 fragment flags into a byte: RF, DF, MF as bits 7..5
+/// (as they sit in the header) and bit 0 for a non-zero offset.
+fn frag_flags(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+    let bit = |f: u8, b: u8| if p.frag & f != 0 { b } else { 0 };
+    let byte =
+        bit(frag::RF, 0x80) | bit(frag::DF, 0x40) | bit(frag::MF, 0x20) | bit(frag::LATER, 1);
+    p.ip_version == 4 && flags_match(byte, i.arg)
+}
+fn fib(i: &Insn, _: &Packet, _: &Program, env: &Env, ctx: &Ctx) -> bool {
+    u32::from(ctx.fib(env)) == i.arg
+}
+fn tagged(i: &Insn, _: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
+    ctx.tags & prog.bitmaps[i.arg as usize] != 0
+}
+// MAC tests see the Ethernet header only in the layer-2 pass; in the IP
+// pass it is gone, as in ipfw.
+fn mac_addr(i: &Insn, p: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
+    let m = &prog.macs[i.arg as usize];
+    let eq = |a: &[u8; 6], want: &[u8; 6], mask: &[u8; 6]| {
+        a.iter().zip(want).zip(mask).all(|((a, w), m)| a & m == *w)
+    };
+    ctx.layer2
+        && p.has_mac
+        && eq(&p.mac_dst, &m.dst, &m.dst_mask)
+        && eq(&p.mac_src, &m.src, &m.src_mask)
+}
+fn mac_type(i: &Insn, p: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
+    ctx.layer2 && p.has_mac && in_ranges(pool(&prog.ranges, i), p.ether_type)
+}
+fn layer2(_: &Insn, _: &Packet, _: &Program, _: &Env, ctx: &Ctx) -> bool {
+    ctx.layer2
+}
+fn diverted(i: &Insn, _: &Packet, _: &Program, _: &Env, ctx: &Ctx) -> bool {
+    u32::from(ctx.diverted) & i.arg != 0
+}
+fn flow_id(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+    p.ip_version == 6 && pool(&prog.flow_ids, i).contains(&p.flow_label)
+}
+#[inline]
+fn in_set(prog: &Program, i: &Insn, p: &Packet, addr: u128) -> bool {
+    let s = &prog.addr_sets[i.arg as usize];
+    let k = (addr as u32).wrapping_sub(s.base);
+    p.ip_version == 4 && k < s.size && s.members[(k / 64) as usize] >> (k % 64) & 1 == 1
+}
+fn src_set(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+    in_set(prog, i, p, p.src)
+}
+fn dst_set(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+    in_set(prog, i, p, p.dst)
+}
+fn src_port_table(i: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
+    table_lookup(i, p, prog, env, ctx).is_some()
+}
+fn dst_port_table(i: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
+    table_lookup(i, p, prog, env, ctx).is_some()
+}
+fn dscp_table(i: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
+    table_lookup(i, p, prog, env, ctx).is_some()
+}
+fn flow_table(i: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
+    table_lookup(i, p, prog, env, ctx).is_some()
+}
+fn iface_table(i: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
+    table_lookup(i, p, prog, env, ctx).is_some()
 }
 
 /// An IPv4 address in mapped form is `::ffff:a.b.c.d`: the top 96 bits say
@@ -302,75 +574,47 @@ fn in_prefix4(addr: u128, ins: &Insn) -> bool {
     let mask = u32::MAX.checked_shl(32 - u32::from(ins.len)).unwrap_or(0);
     addr >> 32 == 0xffff && (addr as u32) & mask == ins.arg
 }
-fn src_prefix4(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+fn src_prefix4(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 4 && in_prefix4(p.src, i)
 }
-fn dst_prefix4(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+fn dst_prefix4(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 4 && in_prefix4(p.dst, i)
 }
 #[inline]
 fn in_range(v: u16, arg: u32) -> bool {
     (arg & 0xffff..=arg >> 16).contains(&u32::from(v))
 }
-fn src_port_range(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+fn src_port_range(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.has_ports && in_range(p.src_port, i.arg)
 }
-fn dst_port_range(i: &Insn, p: &Packet, _: &Program, _: &Env) -> bool {
+fn dst_port_range(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.has_ports && in_range(p.dst_port, i.arg)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::program::Net;
-    use weir_wire::{v4_mapped, L3};
+    use crate::program::{AddrSet, MacMatch, Net, TableRef};
+    use crate::tables::Table;
+    use std::sync::Arc;
+    use weir_wire::{tcpopt, v4_mapped, L3};
 
-    const ALL_OPS: [Op; Op::COUNT] = [
-        Op::Never,
-        Op::Proto,
-        Op::IpVersion,
-        Op::SrcNet,
-        Op::DstNet,
-        Op::SrcMe,
-        Op::DstMe,
-        Op::SrcPort,
-        Op::DstPort,
-        Op::In,
-        Op::Out,
-        Op::Via,
-        Op::Recv,
-        Op::Xmit,
-        Op::Established,
-        Op::Setup,
-        Op::TcpFlags,
-        Op::IcmpTypes,
-        Op::Frag,
-        Op::IpOptions,
-        Op::IpTos,
-        Op::IpLen,
-        Op::IpTtl,
-        Op::HasPorts,
-        Op::SrcPrefix4,
-        Op::DstPrefix4,
-        Op::SrcPortRange,
-        Op::DstPortRange,
-        Op::Icmp6Types,
-        Op::Ext6Hdr,
-        Op::SrcTable,
-        Op::DstTable,
-    ];
-
-    /// The table must list functions in opcode order. Function addresses
-    /// cannot be compared (the optimiser merges and duplicates them), so
-    /// compare behaviour: every opcode, under both dispatchers, over
-    /// packets and operands chosen so that each op answers differently
-    /// from its neighbours on at least one of them.
-    #[test]
-    fn table_dispatch_agrees_with_match_on_every_opcode() {
-        for (k, op) in ALL_OPS.iter().enumerate() {
-            assert_eq!(*op as usize, k, "ALL_OPS lists opcodes in order");
-        }
-        let prog = Program {
+    fn test_program() -> Program {
+        let addr = {
+            let mut b = weir_table::Builder::new();
+            b.add_entry(weir_table::parse_entry("10.0.0.0/8 7").unwrap())
+                .unwrap();
+            Table::Addr(b.build().unwrap())
+        };
+        let flows =
+            weir_rules::parse("table f create type flow:proto,dst-port\ntable f add tcp,1234 9\n")
+                .unwrap();
+        let flow = crate::tables::build(&[], &flows.tables, &weir_rules::Names::default())
+            .unwrap()
+            .tables
+            .pop()
+            .unwrap();
+        Program {
             nets: vec![Net {
                 value: v4_mapped(0x0a00_0000),
                 mask: !0u128 << 24,
@@ -379,23 +623,88 @@ mod tests {
             ranges: vec![(20, 90)],
             iface_patterns: vec!["eth*".into()],
             icmp6_types: vec![[0, 0, 1, 0]],
-            tables: vec![std::sync::Arc::new({
-                let mut b = weir_table::Builder::new();
-                b.add_entry(weir_table::parse_entry("10.0.0.0/8 7").unwrap())
-                    .unwrap();
-                b.build().unwrap()
-            })],
-            table_names: vec!["t".into()],
-            table_refs: vec![crate::program::TableRef {
-                table: 0,
-                value: None,
+            bitmaps: vec![1 << 4, 1],
+            macs: vec![MacMatch {
+                dst: [1, 2, 3, 4, 5, 6],
+                dst_mask: [0xff; 6],
+                src: [0; 6],
+                src_mask: [0; 6],
             }],
+            flow_ids: vec![5],
+            addr_sets: vec![AddrSet {
+                base: 0x0a00_0000,
+                size: 256,
+                members: [2, 0, 0, 0],
+            }],
+            tables: vec![
+                Arc::new(addr),
+                Arc::new(Table::Number(vec![(4, 1), (80, 2)])),
+                Arc::new(Table::Iface(vec![("eth0".into(), 3)])),
+                Arc::new(flow),
+            ],
+            table_names: vec!["a".into(), "n".into(), "i".into(), "f".into()],
+            table_refs: (0..4)
+                .map(|table| TableRef { table, value: None })
+                .collect(),
             ..Program::default()
+        }
+    }
+
+    /// The operand each opcode reads in the test program.
+    fn operand(op: Op) -> Option<Insn> {
+        let pooled = |op| Insn {
+            op,
+            flags: 0,
+            len: 1,
+            arg: 0,
         };
-        let env = Env {
+        Some(match op {
+            Op::SrcNet
+            | Op::DstNet
+            | Op::SrcPort
+            | Op::DstPort
+            | Op::IpLen
+            | Op::IpTtl
+            | Op::IpId
+            | Op::TcpDataLen
+            | Op::TcpWin
+            | Op::TcpMss
+            | Op::MacType
+            | Op::FlowId => pooled(op),
+            Op::Via
+            | Op::Recv
+            | Op::Xmit
+            | Op::Icmp6Types
+            | Op::SrcTable
+            | Op::DstTable
+            | Op::Dscp
+            | Op::MacAddr
+            | Op::SrcSet
+            | Op::DstSet => Insn::new(op, 0),
+            Op::Tagged => Insn::new(op, 1),
+            Op::SrcPortTable | Op::DstPortTable | Op::DscpTable => Insn::new(op, 1),
+            Op::IfaceTable => Insn::new(op, 2),
+            Op::FlowTable => Insn::new(op, 3),
+            _ => return None,
+        })
+    }
+
+    /// The table must list functions in opcode order. Function addresses
+    /// cannot be compared (the optimiser merges and duplicates them), so
+    /// compare behaviour: every opcode, under both dispatchers, over
+    /// packets, walk contexts and operands chosen so that each op answers
+    /// differently from its neighbours on at least one of them.
+    #[test]
+    fn table_dispatch_agrees_with_match_on_every_opcode() {
+        for (k, op) in ALL_OPS.iter().enumerate() {
+            assert_eq!(*op as usize, k, "ALL_OPS lists opcodes in order");
+        }
+        let prog = test_program();
+        let mut env = Env {
             me: vec![(v4_mapped(0x0a00_0001), 4)],
-            iface_bits: vec![1, 1],
+            ..Env::default()
         };
+        env.set_interfaces(&prog, &[Some("eth0"), Some("eth1")]);
         let base = Packet {
             src: v4_mapped(0x0a00_0001),
             dst: v4_mapped(0xc000_0201),
@@ -406,10 +715,20 @@ mod tests {
             dst_port: 1234,
             has_ports: true,
             tcp_flags: tcp::SYN,
+            tcp_opts: tcpopt::MSS,
+            tcp_seq: 0x0102,
+            tcp_ack: 1 << 8,
+            tcp_win: 40,
+            tcp_data_len: 50,
+            tcp_mss: 60,
+            ip_id: 30,
             ip_len: 60,
             ttl: 64,
             tos: 0x10,
             ip_options: 4,
+            mac_dst: [1, 2, 3, 4, 5, 6],
+            ether_type: 70,
+            has_mac: true,
             direction: Direction::In,
             ..Packet::default()
         };
@@ -426,6 +745,7 @@ mod tests {
                 has_ports: false,
                 has_icmp: true,
                 icmp_type: 8,
+                tos: 0xe0,
                 ..base
             },
             Packet {
@@ -433,6 +753,7 @@ mod tests {
                 src: 1,
                 dst: 2,
                 ip_options: 0,
+                flow_label: 5,
                 ..base
             },
             Packet {
@@ -445,7 +766,7 @@ mod tests {
                 ..base
             },
             Packet {
-                frag: frag::LATER,
+                frag: frag::LATER | frag::DF,
                 has_ports: false,
                 ttl: 1,
                 ip_len: 1500,
@@ -459,6 +780,14 @@ mod tests {
                 ..base
             },
         ];
+        let mut changed = Ctx {
+            tags: 1,
+            diverted: 2,
+            layer2: true,
+            ..Ctx::new(2)
+        };
+        changed.set_fib(1);
+        let contexts = [Ctx::new(1), changed];
         let args = [
             0u32,
             1,
@@ -467,6 +796,7 @@ mod tests {
             0x0a00_0000,
             0x0102,
             1 << 8,
+            0x60,
             20 | 90 << 16,
             u32::MAX,
         ];
@@ -474,35 +804,19 @@ mod tests {
         for op in ALL_OPS {
             for arg in args {
                 for len in [0u16, 1, 8, 24] {
-                    let pooled = matches!(
+                    let ins = operand(op).unwrap_or(Insn {
                         op,
-                        Op::SrcNet | Op::DstNet | Op::SrcPort | Op::DstPort | Op::IpLen | Op::IpTtl
-                    );
-                    let ins = match op {
-                        _ if pooled => Insn {
-                            op,
-                            flags: 0,
-                            len: 1,
-                            arg: 0,
-                        },
-                        Op::Via
-                        | Op::Recv
-                        | Op::Xmit
-                        | Op::Icmp6Types
-                        | Op::SrcTable
-                        | Op::DstTable => Insn::new(op, 0),
-                        _ => Insn {
-                            op,
-                            flags: 0,
-                            len,
-                            arg,
-                        },
-                    };
+                        flags: 0,
+                        len,
+                        arg,
+                    });
                     for p in &packets {
-                        let m = MatchDispatch::matches(&ins, p, &prog, &env);
-                        let t = TableDispatch::matches(&ins, p, &prog, &env);
-                        assert_eq!(m, t, "{op:?} arg {arg:#x} len {len} on {p:?}");
-                        differing[op as usize] |= m;
+                        for ctx in &contexts {
+                            let m = MatchDispatch::matches(&ins, p, &prog, &env, ctx);
+                            let t = TableDispatch::matches(&ins, p, &prog, &env, ctx);
+                            assert_eq!(m, t, "{op:?} arg {arg:#x} len {len} on {p:?}");
+                            differing[op as usize] |= m;
+                        }
                     }
                 }
             }
@@ -521,5 +835,27 @@ mod tests {
         assert!(!iface_matches("eth0", "eth01"));
         assert!(iface_matches("eth*", "eth01"));
         assert!(!iface_matches("eth*", "em0"));
+    }
+
+    /// `prob` draws: reproducible, about as often true as asked, and a
+    /// different seed gives different draws.
+    #[test]
+    fn draws_follow_the_threshold_and_the_seed() {
+        let count = |seed: u64| {
+            (0..10_000u64)
+                .filter(|&n| Ctx::new(n).draw(seed, 1 << 31))
+                .count()
+        };
+        let half = count(7);
+        assert!((4_700..5_300).contains(&half), "{half}");
+        assert_eq!(half, count(7), "same seed, same draws");
+        let differ = (0..1_000u64)
+            .filter(|&n| Ctx::new(n).draw(7, 1 << 31) != Ctx::new(n).draw(8, 1 << 31))
+            .count();
+        assert!(differ > 300, "{differ}");
+        let mut ctx = Ctx::new(1);
+        assert!(!ctx.draw(7, 0), "probability 0 never draws true");
+        let sure = (0..100).filter(|_| ctx.draw(7, u32::MAX)).count();
+        assert!(sure >= 99, "almost surely: {sure}");
     }
 }

@@ -71,10 +71,55 @@ pub enum Op {
     /// with its value if that reference asks for one.
     SrcTable,
     DstTable,
+    /// IPv4 id, TCP data length, window, MSS option in
+    /// `ranges[arg .. arg+len]` (the TCP ones need a TCP header).
+    IpId,
+    TcpDataLen,
+    TcpWin,
+    TcpMss,
+    /// TCP sequence / acknowledgment number equals `arg`.
+    TcpSeq,
+    TcpAck,
+    /// TCP options: low byte must be present, next byte absent.
+    TcpOpts,
+    /// IPv4 precedence (the top 3 TOS bits, as they sit in the byte) = `arg`.
+    IpPrecedence,
+    /// DSCP in the 64-bit map `bitmaps[arg]`.
+    Dscp,
+    /// IPv4 fragment flags (`rf df mf` as bits 7..5, bit 0 a non-zero
+    /// offset): low byte set, next byte clear. IPv6: bare `frag` only.
+    FragFlags,
+    /// The walk's FIB (`--fib`, `setfib`) is `arg`.
+    Fib,
+    /// The walk carries a tag whose bit is in `bitmaps[arg]`.
+    Tagged,
+    /// Ethernet addresses as `macs[arg]` (layer-2 pass only).
+    MacAddr,
+    /// Ethernet type in `ranges[arg .. arg+len]` (layer-2 pass only).
+    MacType,
+    /// This is the layer-2 pass.
+    Layer2,
+    /// The packet came back from a divert socket: bit 1 into input,
+    /// bit 2 into output (`arg`).
+    Diverted,
+    /// IPv6 flow label in `flow_ids[arg .. arg+len]`.
+    FlowId,
+    /// Source (destination) IPv4 address in the set `addr_sets[arg]`.
+    SrcSet,
+    DstSet,
+    /// Source port, destination port, DSCP, the packet's flow in the
+    /// table `table_refs[arg]` names.
+    SrcPortTable,
+    DstPortTable,
+    DscpTable,
+    FlowTable,
+    /// The interface (`len`: 0 via, 1 recv, 2 xmit) in the interface
+    /// table `table_refs[arg]` names.
+    IfaceTable,
 }
 
 impl Op {
-    pub const COUNT: usize = Op::DstTable as usize + 1;
+    pub const COUNT: usize = Op::IfaceTable as usize + 1;
 
     pub fn name(self) -> &'static str {
         match self {
@@ -110,6 +155,30 @@ impl Op {
             Op::Ext6Hdr => "ext6hdr",
             Op::SrcTable => "src-table",
             Op::DstTable => "dst-table",
+            Op::IpId => "ipid",
+            Op::TcpDataLen => "tcpdatalen",
+            Op::TcpWin => "tcpwin",
+            Op::TcpMss => "tcpmss",
+            Op::TcpSeq => "tcpseq",
+            Op::TcpAck => "tcpack",
+            Op::TcpOpts => "tcpoptions",
+            Op::IpPrecedence => "ipprecedence",
+            Op::Dscp => "dscp",
+            Op::FragFlags => "frag-flags",
+            Op::Fib => "fib",
+            Op::Tagged => "tagged",
+            Op::MacAddr => "mac",
+            Op::MacType => "mac-type",
+            Op::Layer2 => "layer2",
+            Op::Diverted => "diverted",
+            Op::FlowId => "flow-id",
+            Op::SrcSet => "src-set",
+            Op::DstSet => "dst-set",
+            Op::SrcPortTable => "src-port-table",
+            Op::DstPortTable => "dst-port-table",
+            Op::DscpTable => "dscp-table",
+            Op::FlowTable => "flow-table",
+            Op::IfaceTable => "iface-table",
         }
     }
 }
@@ -150,19 +219,123 @@ pub struct Net {
     pub version: u8,
 }
 
-/// What a matching rule does: the parsed action, jump targets resolved
-/// separately (`Rule::jump`).
+/// An Ethernet address test: both addresses under their masks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MacMatch {
+    pub dst: [u8; 6],
+    pub dst_mask: [u8; 6],
+    pub src: [u8; 6],
+    pub src_mask: [u8; 6],
+}
+
+/// An IPv4 address set (`10.1.2.0/24{5,10,20-25}`): host `base + k` is in
+/// it when bit k of `members` is set, for k < `size`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AddrSet {
+    pub base: u32,
+    pub size: u32,
+    pub members: [u64; 4],
+}
+
+/// The parsed action, as written (for rule text and `explain`).
 pub use weir_rules::Action as RuleAction;
 
-/// Pass or drop, for actions that end the walk; None for the others.
-pub fn terminal_verdict(action: RuleAction) -> Option<Verdict> {
-    match action {
-        RuleAction::Allow => Some(Verdict::Pass),
-        RuleAction::Deny | RuleAction::Reject | RuleAction::Unreach(_) | RuleAction::Reset => {
-            Some(Verdict::Drop)
+/// What the evaluator does when a rule's action runs: the action reduced
+/// to its effect on the walk, arguments resolved. The four that can leave
+/// a rule unmatched (`divert`, `tee`, `fwd`, `reass`) come last, so that
+/// [`Act::may_skip`] is one compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Act {
+    /// `allow`: pass.
+    Accept,
+    /// `deny`, `reject`, `unreach`, `reset`, `abort` and their IPv6 forms.
+    Deny,
+    Count,
+    Skipto,
+    SkiptoTablearg,
+    Call,
+    Return,
+    CheckState,
+    /// `pipe`, `queue`, `netgraph`: the packet comes back from the
+    /// subsystem accepted (`one_pass`) or at the next rule.
+    HandOff,
+    /// `nat`: as a hand-off for IPv4; NAT denies any other packet.
+    Nat,
+    /// `setfib`, `setdscp` (a value or the table value), `tcp-setmss`:
+    /// change what later rules see, and go on.
+    SetFib(u16),
+    SetFibTablearg,
+    SetDscp(u8),
+    SetDscpTablearg,
+    TcpSetMss(u16),
+    /// `divert`: the packet goes to a divert socket and comes back at the
+    /// next rule (`one_pass` or not), a diverted packet.
+    Divert,
+    /// `tee`, `ngtee`: a copy goes out; the packet goes on.
+    Tee,
+    /// `fwd`: pass, towards the rule's next hop.
+    Fwd,
+    /// `reass`: an IPv4 fragment goes to reassembly; others go on.
+    Reass,
+}
+
+impl Act {
+    /// The effect of a parsed action.
+    pub fn of(action: &RuleAction) -> Act {
+        match action {
+            RuleAction::Allow => Act::Accept,
+            RuleAction::Deny
+            | RuleAction::Reject
+            | RuleAction::Unreach(_)
+            | RuleAction::Reset
+            | RuleAction::Abort
+            | RuleAction::Unreach6(_)
+            | RuleAction::Reset6
+            | RuleAction::Abort6 => Act::Deny,
+            RuleAction::Count => Act::Count,
+            RuleAction::Skipto(_) => Act::Skipto,
+            RuleAction::SkiptoTablearg => Act::SkiptoTablearg,
+            RuleAction::Call(_) => Act::Call,
+            RuleAction::Return => Act::Return,
+            RuleAction::CheckState(_) => Act::CheckState,
+            RuleAction::Pipe(_) | RuleAction::Queue(_) | RuleAction::Netgraph(_) => Act::HandOff,
+            RuleAction::Divert(_) => Act::Divert,
+            RuleAction::Nat(_) => Act::Nat,
+            RuleAction::Tee(_) | RuleAction::Ngtee(_) => Act::Tee,
+            RuleAction::Fwd(_) => Act::Fwd,
+            RuleAction::SetFib(weir_rules::Arg::Number(n)) => Act::SetFib(*n as u16),
+            RuleAction::SetFib(weir_rules::Arg::Tablearg) => Act::SetFibTablearg,
+            RuleAction::SetDscp(weir_rules::Arg::Number(n)) => Act::SetDscp(*n as u8 & 0x3f),
+            RuleAction::SetDscp(weir_rules::Arg::Tablearg) => Act::SetDscpTablearg,
+            RuleAction::TcpSetMss(n) => Act::TcpSetMss(*n),
+            RuleAction::Reass => Act::Reass,
         }
-        _ => None,
     }
+
+    /// Whether the action may leave its rule unmatched: `divert`, `tee`
+    /// and `fwd` in the layer-2 pass, `reass` of IPv6 (ipfw's kernel).
+    #[inline(always)]
+    pub fn may_skip(self) -> bool {
+        matches!(self, Act::Divert | Act::Tee | Act::Fwd | Act::Reass)
+    }
+
+    /// The verdict when the action surely ends the walk; None otherwise
+    /// (hand-offs depend on `one_pass`, NAT on the packet).
+    pub fn verdict(self) -> Option<Verdict> {
+        match self {
+            Act::Accept | Act::Fwd => Some(Verdict::Pass),
+            Act::Deny => Some(Verdict::Drop),
+            _ => None,
+        }
+    }
+}
+
+/// A rule's `tag`/`untag`: tag bits to set and to clear (bit k stands for
+/// `Program::tag_values[k]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TagChange {
+    pub set: u64,
+    pub clear: u64,
 }
 
 /// The fate of a packet.
@@ -177,7 +350,24 @@ pub enum Verdict {
 #[derive(Clone, Debug)]
 pub struct Rule {
     pub number: u16,
+    /// The rule's set (0..=31).
+    pub set: u8,
     pub action: RuleAction,
+    /// What the evaluator does with it.
+    pub act: Act,
+    /// The common actions' short way (see [`Quick`]); set by
+    /// [`Rule::settle`].
+    pub quick: Quick,
+    /// `prob P`: matches only when a draw is below this (P × 2^32).
+    pub prob: Option<u32>,
+    /// `tag N`, `untag N`: done when the action runs.
+    pub tag: TagChange,
+    /// The state name this rule probes or makes (index into
+    /// `Program::state_names`; [`ANY_STATE`] for `check-state :any`).
+    pub state_name: u8,
+    /// `defer-action`: matched directly, it makes its state and the walk
+    /// goes on; the action runs for the state's later packets.
+    pub defer: bool,
     /// `log`: Some(limit) with `u32::MAX` for no `logamount`.
     pub log_limit: Option<u32>,
     /// This rule's instructions: `insns[start..end]`.
@@ -206,9 +396,43 @@ pub struct Rule {
     pub state_op: StateOp,
     /// Canonical text (as `ipfw show` prints after the counters).
     pub text: String,
+    /// The action that decides, as verdict files and logs show it
+    /// (`allow`, `pipe 1`, `nat 1`, `fwd 10.0.0.1`), made once.
+    pub action_text: String,
     /// Where the rule was written, for messages (0 for the default rule).
     pub line: u32,
 }
+
+/// A rule whose action is `allow`, `deny` or `count` with no `log`, `tag`
+/// or `untag` needs nothing of the action but its verdict: the evaluator
+/// takes it without looking further. Every other rule is `Slow`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quick {
+    Accept,
+    Deny,
+    Count,
+    Slow,
+}
+
+impl Rule {
+    /// Sets [`Rule::quick`] from the rule's action, log and tag.
+    pub fn settle(&mut self) {
+        let plain = self.log_limit.is_none() && self.tag == TagChange::default();
+        self.quick = match self.act {
+            Act::Accept if plain => Quick::Accept,
+            Act::Deny if plain => Quick::Deny,
+            Act::Count if plain => Quick::Count,
+            _ => Quick::Slow,
+        };
+    }
+}
+
+/// `check-state :any`: fires for a state of any name.
+pub const ANY_STATE: u8 = u8::MAX;
+/// Most distinct state names one ruleset may use.
+pub const MAX_STATE_NAMES: usize = 8;
+/// Most distinct tag numbers one ruleset may use (a bit each in a `u64`).
+pub const MAX_TAGS: usize = 64;
 
 /// One `table(NAME[,VALUE])`: which table, and the value an entry must
 /// have to match (any if None).
@@ -227,8 +451,9 @@ pub enum StateOp {
     Keep,
     /// `record-state`.
     Record,
-    /// `limit MASK N`: keep-state, at most `count` states per masked flow.
-    Limit { mask: u8, count: u32 },
+    /// `limit MASK N` (probes) / `set-limit MASK N` (does not):
+    /// keep-state, at most `count` states per masked flow.
+    Limit { mask: u8, count: u32, probe: bool },
 }
 
 /// Packet-class bits: one-bit facts about a packet, computed once per
@@ -296,13 +521,31 @@ pub struct Program {
     pub iface_patterns: Vec<String>,
     /// ICMPv6 type bitmaps, indexed by `Icmp6Types` args.
     pub icmp6_types: Vec<[u64; 4]>,
+    /// 64-bit maps (`dscp` code points, `tagged` tag bits), by `arg`.
+    pub bitmaps: Vec<u64>,
+    /// Ethernet address tests, by `MacAddr` args.
+    pub macs: Vec<MacMatch>,
+    /// IPv6 flow labels, `FlowId` pools.
+    pub flow_ids: Vec<u32>,
+    /// IPv4 address sets, by `SrcSet`/`DstSet` args.
+    pub addr_sets: Vec<AddrSet>,
     /// Lookup tables by id, and their names (`table(NAME)`).
-    pub tables: Vec<std::sync::Arc<weir_table::Table>>,
+    pub tables: Vec<std::sync::Arc<crate::tables::Table>>,
     pub table_names: Vec<String>,
-    /// `table(NAME[,VALUE])` references, indexed by `SrcTable`/`DstTable`.
+    /// `table(NAME[,VALUE])` references, indexed by the table opcodes.
     pub table_refs: Vec<TableRef>,
+    /// The tag number each tag bit stands for.
+    pub tag_values: Vec<u16>,
+    /// State names, index 0 the default (`default`).
+    pub state_names: Vec<String>,
     /// Dynamic-state tunables: defaults, then the ruleset's settings.
     pub state_config: crate::state::StateConfig,
+    /// `net.inet.ip.fw.one_pass`: a packet back from a hand-off is
+    /// accepted (true, FreeBSD's default) or goes on at the next rule.
+    pub one_pass: bool,
+    /// `net.link.ether.ipfw`: Ethernet frames also pass the ruleset at
+    /// layer 2, before the IP pass.
+    pub layer2: bool,
 }
 
 /// Most interface patterns one ruleset may use (a bit each in a `u64`).
@@ -321,24 +564,49 @@ impl Program {
 
     /// The value `tablearg` stands for in rule `ri`: that of the first of
     /// its table tests the packet passes (None if none does).
-    pub fn tablearg(&self, ri: usize, p: &weir_wire::Packet) -> Option<u32> {
-        self.rule_insns(&self.rules[ri]).iter().find_map(|ins| {
-            let addr = match ins.op {
-                Op::SrcTable => p.src,
-                Op::DstTable => p.dst,
-                _ => return None,
-            };
-            self.table_value(ins, addr, p.ip_version)
-        })
+    pub fn tablearg(
+        &self,
+        ri: usize,
+        p: &weir_wire::Packet,
+        env: &crate::ops::Env,
+        ctx: &crate::ops::Ctx,
+    ) -> Option<u32> {
+        self.rule_insns(&self.rules[ri])
+            .iter()
+            .find_map(|ins| crate::ops::table_lookup(ins, p, self, env, ctx))
     }
 
-    /// The value of `addr` in the table of a table instruction, if the
-    /// address is in it (and has the value the reference asks for).
+    /// A table reference's answer for a looked-up value: the value, if
+    /// the reference wants any value or this one.
     #[inline]
-    pub fn table_value(&self, ins: &Insn, addr: u128, version: u8) -> Option<u32> {
-        let r = self.table_refs[ins.arg as usize];
-        let v = self.tables[r.table as usize].lookup_ip(addr, version)?;
-        r.value.is_none_or(|want| want == v).then_some(v)
+    pub fn table_answer(&self, ins: &Insn, found: Option<u32>) -> Option<u32> {
+        let v = found?;
+        self.table_refs[ins.arg as usize]
+            .value
+            .is_none_or(|want| want == v)
+            .then_some(v)
+    }
+
+    /// The table an instruction's reference names.
+    #[inline]
+    pub fn table_of(&self, ins: &Insn) -> &crate::tables::Table {
+        &self.tables[self.table_refs[ins.arg as usize].table as usize]
+    }
+
+    /// Makes the implicit rule 65535 allow (or deny) every packet.
+    pub fn set_default_allow(&mut self, allow: bool) {
+        let action = if allow {
+            RuleAction::Allow
+        } else {
+            RuleAction::Deny
+        };
+        if let Some(r) = self.rules.last_mut() {
+            r.act = Act::of(&action);
+            r.settle();
+            r.text = format!("{action} ip from any to any");
+            r.action_text = action.to_string();
+            r.action = action;
+        }
     }
 
     /// Index of the first rule numbered `number` or more.
@@ -363,7 +631,8 @@ impl Program {
         let last = self.rules.last().ok_or("no rules")?;
         if last.number != DEFAULT_RULE
             || last.start != last.end
-            || terminal_verdict(last.action).is_none()
+            || !matches!(last.act, Act::Accept | Act::Deny)
+            || last.prob.is_some()
         {
             return Err("the last rule must be a matching-everything default rule 65535".into());
         }
@@ -377,7 +646,7 @@ impl Program {
             if i > 0 && self.rules[i - 1].number > r.number {
                 return Err(format!("rule {}: rules out of order", r.number));
             }
-            if matches!(r.action, RuleAction::Skipto(_) | RuleAction::Call(_))
+            if matches!(r.act, Act::Skipto | Act::Call)
                 && (r.jump as usize <= i || r.jump as usize >= self.rules.len())
             {
                 return Err(format!(
@@ -394,6 +663,15 @@ impl Program {
                     r.number
                 ));
             }
+            if r.state_name != ANY_STATE
+                && usize::from(r.state_name) >= self.state_names.len().max(1)
+            {
+                return Err(format!("rule {}: bad state name", r.number));
+            }
+            let tags = self.tag_values.len();
+            if tags < MAX_TAGS && (r.tag.set | r.tag.clear) >> tags != 0 {
+                return Err(format!("rule {}: bad tag bits", r.number));
+            }
             let insns = self.rule_insns(r);
             if insns.last().is_some_and(|ins| ins.flags & F_OR != 0) {
                 return Err(format!("rule {}: or-block left open", r.number));
@@ -404,14 +682,36 @@ impl Program {
                 }
                 let (pool, max) = match ins.op {
                     Op::SrcNet | Op::DstNet => (true, self.nets.len()),
-                    Op::SrcPort | Op::DstPort | Op::IpLen | Op::IpTtl => (true, self.ranges.len()),
-                    Op::SrcTable | Op::DstTable
-                        if self
-                            .table_refs
-                            .get(ins.arg as usize)
-                            .is_none_or(|t| t.table as usize >= self.tables.len()) =>
-                    {
-                        return Err(format!("rule {}: bad table operand", r.number));
+                    Op::SrcPort
+                    | Op::DstPort
+                    | Op::IpLen
+                    | Op::IpTtl
+                    | Op::IpId
+                    | Op::TcpDataLen
+                    | Op::TcpWin
+                    | Op::TcpMss
+                    | Op::MacType => (true, self.ranges.len()),
+                    Op::FlowId => (true, self.flow_ids.len()),
+                    Op::SrcTable
+                    | Op::DstTable
+                    | Op::SrcPortTable
+                    | Op::DstPortTable
+                    | Op::DscpTable
+                    | Op::FlowTable
+                    | Op::IfaceTable => {
+                        if !self.table_ok(ins) {
+                            return Err(format!("rule {}: bad table operand", r.number));
+                        }
+                        (false, 0)
+                    }
+                    Op::Dscp | Op::Tagged if ins.arg as usize >= self.bitmaps.len() => {
+                        return Err(format!("rule {}: bad bitmap operand", r.number));
+                    }
+                    Op::MacAddr if ins.arg as usize >= self.macs.len() => {
+                        return Err(format!("rule {}: bad mac operand", r.number));
+                    }
+                    Op::SrcSet | Op::DstSet if ins.arg as usize >= self.addr_sets.len() => {
+                        return Err(format!("rule {}: bad address set operand", r.number));
                     }
                     Op::Icmp6Types if ins.arg as usize >= self.icmp6_types.len() => {
                         return Err(format!("rule {}: bad icmp6types operand", r.number));
@@ -436,7 +736,32 @@ impl Program {
         if self.iface_patterns.len() > MAX_IFACE_PATTERNS {
             return Err("too many interface patterns".into());
         }
+        if self.tag_values.len() > MAX_TAGS || self.state_names.len() > MAX_STATE_NAMES {
+            return Err("too many tags or state names".into());
+        }
+        if self.addr_sets.iter().any(|s| s.size > 256 || s.size == 0) {
+            return Err("bad address set".into());
+        }
         Ok(())
+    }
+
+    /// A table instruction names a reference to a table of the right kind.
+    fn table_ok(&self, ins: &Insn) -> bool {
+        use weir_rules::TableKind;
+        let Some(t) = self
+            .table_refs
+            .get(ins.arg as usize)
+            .and_then(|r| self.tables.get(r.table as usize))
+        else {
+            return false;
+        };
+        match ins.op {
+            Op::SrcTable | Op::DstTable => t.kind() == TableKind::Addr,
+            Op::SrcPortTable | Op::DstPortTable | Op::DscpTable => t.kind() == TableKind::Number,
+            Op::FlowTable => matches!(t.kind(), TableKind::Flow(_)),
+            Op::IfaceTable => t.kind() == TableKind::Iface && ins.len <= 2,
+            _ => false,
+        }
     }
 }
 
@@ -527,8 +852,22 @@ impl Program {
                 format!("icmp6types {}", types.join(","))
             }
             Op::Ext6Hdr => format!("ext6hdr 0x{:02x}", ins.arg),
-            Op::SrcTable | Op::DstTable => {
-                let side = if ins.op == Op::SrcTable { "src" } else { "dst" };
+            Op::SrcTable
+            | Op::DstTable
+            | Op::SrcPortTable
+            | Op::DstPortTable
+            | Op::DscpTable
+            | Op::FlowTable
+            | Op::IfaceTable => {
+                let side = match ins.op {
+                    Op::SrcTable => "src",
+                    Op::DstTable => "dst",
+                    Op::SrcPortTable => "src-port",
+                    Op::DstPortTable => "dst-port",
+                    Op::DscpTable => "dscp",
+                    Op::FlowTable => "flow",
+                    _ => ["via", "recv", "xmit"][usize::from(ins.len.min(2))],
+                };
                 match self.table_refs.get(ins.arg as usize) {
                     Some(t) => {
                         let name = &self.table_names[t.table as usize];
@@ -538,6 +877,57 @@ impl Program {
                         }
                     }
                     None => format!("{side} table(?)"),
+                }
+            }
+            Op::IpId | Op::TcpDataLen | Op::TcpWin | Op::TcpMss | Op::MacType => {
+                format!("{} {}", ins.op.name(), ranges())
+            }
+            Op::TcpSeq | Op::TcpAck | Op::Fib => format!("{} {}", ins.op.name(), ins.arg),
+            Op::TcpOpts => bits("tcpoptions"),
+            Op::FragFlags => bits("frag"),
+            Op::IpPrecedence => format!("ipprecedence {}", ins.arg >> 5),
+            Op::Dscp | Op::Tagged => format!(
+                "{} 0x{:016x}",
+                ins.op.name(),
+                self.bitmaps
+                    .get(ins.arg as usize)
+                    .copied()
+                    .unwrap_or_default()
+            ),
+            Op::MacAddr => {
+                let m = self.macs.get(ins.arg as usize).copied().unwrap_or_default();
+                let hex = |b: [u8; 6]| {
+                    b.iter()
+                        .map(|x| format!("{x:02x}"))
+                        .collect::<Vec<_>>()
+                        .join(":")
+                };
+                format!(
+                    "mac {}&{} {}&{}",
+                    hex(m.dst),
+                    hex(m.dst_mask),
+                    hex(m.src),
+                    hex(m.src_mask)
+                )
+            }
+            Op::Layer2 => "layer2".to_owned(),
+            Op::Diverted => format!("diverted 0x{:x}", ins.arg),
+            Op::FlowId => {
+                let ids = &self.flow_ids[range()];
+                let ids: Vec<String> = ids.iter().map(u32::to_string).collect();
+                format!("flow-id {}", ids.join(","))
+            }
+            Op::SrcSet | Op::DstSet => {
+                let side = if ins.op == Op::SrcSet { "src" } else { "dst" };
+                let s = self.addr_sets.get(ins.arg as usize);
+                match s {
+                    Some(s) => format!(
+                        "{side} set {}/{} of {}",
+                        std::net::Ipv4Addr::from(s.base),
+                        32 - s.size.trailing_zeros(),
+                        s.members.iter().map(|w| w.count_ones()).sum::<u32>()
+                    ),
+                    None => format!("{side} set ?"),
                 }
             }
             Op::Frag => "frag".to_owned(),

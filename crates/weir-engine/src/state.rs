@@ -16,7 +16,7 @@
 //! When the table is full a new state is refused and the packet denied, as
 //! ipfw does; the refusal is counted.
 
-use crate::program::Program;
+use crate::program::{Program, ANY_STATE, MAX_STATE_NAMES};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::mem::size_of;
@@ -83,20 +83,21 @@ pub mod limit {
     pub const DST_PORT: u8 = 8;
 }
 
-/// A flow in both directions: the lower (address, port) end first.
+/// A flow in both directions: the lower (address, port) end first, and
+/// the state's name (index into `Program::state_names`). The small fields
+/// share one word, so hashing and comparing a key is three steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct FlowKey {
     a: u128,
     b: u128,
-    a_port: u16,
-    b_port: u16,
-    proto: u8,
-    version: u8,
+    /// a's port, b's port, protocol, IP version, name: 16+16+8+8+8 bits.
+    rest: u64,
 }
 
 impl FlowKey {
     /// The key, and whether the packet goes from `a` to `b`.
-    fn of(p: &Packet) -> (FlowKey, bool) {
+    #[inline]
+    fn of(p: &Packet, name: u8) -> (FlowKey, bool) {
         let (sp, dp) = if p.has_ports {
             (p.src_port, p.dst_port)
         } else {
@@ -111,12 +112,37 @@ impl FlowKey {
         let key = FlowKey {
             a,
             b,
-            a_port,
-            b_port,
-            proto: p.proto,
-            version: p.ip_version,
-        };
+            rest: u64::from(a_port)
+                | u64::from(b_port) << 16
+                | u64::from(p.proto) << 32
+                | u64::from(p.ip_version) << 40,
+        }
+        .named(name);
         (key, forward)
+    }
+
+    /// The same flow under state name `name`.
+    fn named(self, name: u8) -> FlowKey {
+        FlowKey {
+            rest: self.rest & !(0xff << 48) | u64::from(name) << 48,
+            ..self
+        }
+    }
+
+    fn a_port(&self) -> u16 {
+        self.rest as u16
+    }
+    fn b_port(&self) -> u16 {
+        (self.rest >> 16) as u16
+    }
+    fn proto(&self) -> u8 {
+        (self.rest >> 32) as u8
+    }
+    fn version(&self) -> u8 {
+        (self.rest >> 40) as u8
+    }
+    fn name(&self) -> u8 {
+        (self.rest >> 48) as u8
     }
 }
 
@@ -181,6 +207,8 @@ pub struct StateStats {
 pub struct StateView {
     /// Index of the rule that made it.
     pub rule: usize,
+    /// Its state name (index into `Program::state_names`).
+    pub name: u8,
     pub proto: u8,
     pub version: u8,
     /// The creating packet's source and destination.
@@ -208,10 +236,16 @@ pub struct StateTable {
     now_ns: u64,
     next_sweep_ns: u64,
     stats: StateStats,
+    /// The current packet's states, per state name, looked up before its
+    /// walk ([`probe`](Self::probe)): `found[k]` is valid when bit k of
+    /// `found_names` is set. Kept here so that a stateless program's walk
+    /// has nothing to set up.
+    found: [Found; MAX_STATE_NAMES],
+    found_names: u8,
 }
 
 /// The state a packet belongs to, found before its walk.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Found {
     slot: u32,
     forward: bool,
@@ -235,7 +269,60 @@ impl StateTable {
             now_ns: 0,
             next_sweep_ns: 0,
             stats: StateStats::default(),
+            found: [Found::default(); MAX_STATE_NAMES],
+            found_names: 0,
         }
+    }
+
+    /// Looks the packet's flow up under each of the first `names` state
+    /// names, before its walk; true if it has a state under any.
+    #[inline]
+    pub fn probe(&mut self, p: &Packet, names: usize) -> bool {
+        self.found_names = 0;
+        if self.index.is_empty() {
+            return false;
+        }
+        let (key, a_to_b) = FlowKey::of(p, 0);
+        if let Some(found) = self.find(&key, a_to_b) {
+            self.found[0] = found;
+            self.found_names = 1;
+        }
+        if names > 1 {
+            self.probe_other_names(key, a_to_b, names);
+        }
+        self.found_names != 0
+    }
+
+    /// [`probe`](Self::probe) for names past the first (most rulesets
+    /// have one name, the default).
+    #[inline(never)]
+    fn probe_other_names(&mut self, key: FlowKey, a_to_b: bool, names: usize) {
+        for name in 1..names.min(MAX_STATE_NAMES) {
+            if let Some(found) = self.find(&key.named(name as u8), a_to_b) {
+                self.found[name] = found;
+                self.found_names |= 1 << name;
+            }
+        }
+    }
+
+    /// The packet's state under `name` ([`ANY_STATE`]: any name, the first
+    /// in name order) fires: it is counted and moved on, and the index of
+    /// the rule that made it comes back. After a state fires there are no
+    /// more lookups for this walk, as in ipfw.
+    #[inline]
+    pub fn fire(&mut self, p: &Packet, name: u8) -> Option<usize> {
+        let k = if name == ANY_STATE {
+            self.found_names.trailing_zeros()
+        } else {
+            u32::from(name)
+        };
+        if k >= MAX_STATE_NAMES as u32 || self.found_names >> k & 1 == 0 {
+            return None;
+        }
+        self.found_names = 0;
+        let found = self.found[k as usize];
+        self.hit(found, p);
+        Some(found.rule)
     }
 
     pub fn config(&self) -> &StateConfig {
@@ -256,14 +343,20 @@ impl StateTable {
         }
     }
 
-    /// The live state of the packet's flow, if any.
+    /// The live state of the packet's flow under state name `name`, if any.
     #[inline]
-    pub fn lookup(&mut self, p: &Packet) -> Option<Found> {
+    pub fn lookup(&mut self, p: &Packet, name: u8) -> Option<Found> {
         if self.index.is_empty() {
             return None;
         }
-        let (key, a_to_b) = FlowKey::of(p);
-        let slot = *self.index.get(&key)?;
+        let (key, a_to_b) = FlowKey::of(p, name);
+        self.find(&key, a_to_b)
+    }
+
+    /// The live state under `key`; an expired one is removed.
+    #[inline]
+    fn find(&mut self, key: &FlowKey, a_to_b: bool) -> Option<Found> {
+        let slot = *self.index.get(key)?;
         let s = self.slots[slot as usize].as_ref()?;
         if s.expire_ns <= self.now_ns {
             self.remove(slot);
@@ -289,12 +382,12 @@ impl StateTable {
         self.stats.matched += 1;
     }
 
-    /// Makes a state for the packet's flow on behalf of rule `rule`
-    /// (`keep-state`, `record-state`, or `limit` with `limit = Some((mask,
-    /// count))`). False when refused: the table is full or the limit is
-    /// reached, and the packet is to be denied.
-    pub fn install(&mut self, rule: usize, limit: Option<(u8, u32)>, p: &Packet) -> bool {
-        let (key, a_to_b) = FlowKey::of(p);
+    /// Makes a state named `name` for the packet's flow on behalf of rule
+    /// `rule` (`keep-state`, `record-state`, or `limit` with `limit =
+    /// Some((mask, count))`). False when refused: the table is full or the
+    /// limit is reached, and the packet is to be denied.
+    pub fn install(&mut self, rule: usize, limit: Option<(u8, u32)>, name: u8, p: &Packet) -> bool {
+        let (key, a_to_b) = FlowKey::of(p, name);
         if let Some(&slot) = self.index.get(&key) {
             // record-state on a flow that has a state already: ipfw keeps it.
             if self.slots[slot as usize].is_some_and(|s| s.expire_ns > self.now_ns) {
@@ -423,14 +516,15 @@ impl StateTable {
             .map(|s| {
                 let k = s.key;
                 let ((src, src_port), (dst, dst_port)) = if s.creator_a_to_b {
-                    ((k.a, k.a_port), (k.b, k.b_port))
+                    ((k.a, k.a_port()), (k.b, k.b_port()))
                 } else {
-                    ((k.b, k.b_port), (k.a, k.a_port))
+                    ((k.b, k.b_port()), (k.a, k.a_port()))
                 };
                 StateView {
                     rule: s.rule as usize,
-                    proto: k.proto,
-                    version: k.version,
+                    name: k.name(),
+                    proto: k.proto(),
+                    version: k.version(),
                     src,
                     src_port,
                     dst,
@@ -522,28 +616,28 @@ mod tests {
         let c = StateConfig::default();
         let mut t = StateTable::new(c);
         let syn = tcp_packet(1, 1000, 2, 80, tcp::SYN);
-        assert!(t.install(0, None, &syn));
+        assert!(t.install(0, None, 0, &syn));
         let reply = tcp_packet(2, 80, 1, 1000, tcp::SYN | tcp::ACK);
-        let f = t.lookup(&reply).expect("the reply finds the state");
+        let f = t.lookup(&reply, 0).expect("the reply finds the state");
         assert!(!f.forward);
         t.hit(f, &reply);
         // Both SYNs seen: established, ack lifetime.
         t.set_time(u64::from(c.dyn_ack_lifetime - 1) * NS);
         let ack = tcp_packet(1, 1000, 2, 80, tcp::ACK);
-        let f = t.lookup(&ack).expect("alive within the ack lifetime");
+        let f = t.lookup(&ack, 0).expect("alive within the ack lifetime");
         assert!(f.forward);
         t.hit(f, &ack);
         let fin1 = tcp_packet(1, 1000, 2, 80, tcp::FIN | tcp::ACK);
-        let f = t.lookup(&fin1).unwrap();
+        let f = t.lookup(&fin1, 0).unwrap();
         t.hit(f, &fin1);
         let fin2 = tcp_packet(2, 80, 1, 1000, tcp::FIN | tcp::ACK);
-        let f = t.lookup(&fin2).unwrap();
+        let f = t.lookup(&fin2, 0).unwrap();
         t.hit(f, &fin2);
         // Both FINs: fin lifetime (1 s) from the last packet.
         let base = t.now_ns;
         t.set_time(base + u64::from(c.dyn_fin_lifetime) * NS);
         assert!(
-            t.lookup(&ack).is_none(),
+            t.lookup(&ack, 0).is_none(),
             "closed flows expire after dyn_fin_lifetime"
         );
         assert_eq!(t.stats().live, 0);
@@ -554,9 +648,9 @@ mod tests {
         let c = StateConfig::default();
         let mut t = StateTable::new(c);
         let ack = tcp_packet(1, 1000, 2, 80, tcp::ACK);
-        assert!(t.install(0, None, &ack));
+        assert!(t.install(0, None, 0, &ack));
         t.set_time(u64::from(c.dyn_rst_lifetime) * NS);
-        assert!(t.lookup(&ack).is_none());
+        assert!(t.lookup(&ack, 0).is_none());
     }
 
     #[test]
@@ -567,14 +661,26 @@ mod tests {
         };
         let mut t = StateTable::new(c);
         for port in 0..5u16 {
-            t.install(0, None, &tcp_packet(1, port, 2, 80, tcp::SYN));
+            t.install(0, None, 0, &tcp_packet(1, port, 2, 80, tcp::SYN));
         }
         let s = t.stats();
         assert_eq!((s.created, s.refused_full, s.live), (3, 2, 3));
         // After the syn lifetime the sweep frees the table.
         t.set_time(u64::from(c.dyn_syn_lifetime) * NS);
         assert_eq!(t.stats().live, 0);
-        assert!(t.install(0, None, &tcp_packet(1, 9, 2, 80, tcp::SYN)));
+        assert!(t.install(0, None, 0, &tcp_packet(1, 9, 2, 80, tcp::SYN)));
+    }
+
+    #[test]
+    fn states_of_different_names_are_apart() {
+        let mut t = StateTable::new(StateConfig::default());
+        let syn = tcp_packet(1, 1000, 2, 22, tcp::SYN);
+        assert!(t.install(3, None, 1, &syn));
+        assert!(t.lookup(&syn, 0).is_none(), "no default-named state");
+        assert_eq!(t.lookup(&syn, 1).map(|f| f.rule), Some(3));
+        assert!(t.install(5, None, 0, &syn), "the same flow, another name");
+        assert_eq!(t.lookup(&syn, 0).map(|f| f.rule), Some(5));
+        assert_eq!(t.stats().live, 2);
     }
 
     #[test]
@@ -586,7 +692,7 @@ mod tests {
             });
             let lim = limits.then_some((limit::SRC_PORT, 1));
             for port in 0..=dyn_max.min(70_000) {
-                t.install(0, lim, &tcp_packet(1, port as u16, 2, 80, tcp::SYN));
+                t.install(0, lim, 0, &tcp_packet(1, port as u16, 2, 80, tcp::SYN));
             }
             // Everything expires: the free list fills too.
             t.set_time(1000 * NS);
@@ -614,13 +720,13 @@ mod tests {
     fn limit_counts_per_masked_flow() {
         let mut t = StateTable::new(StateConfig::default());
         let lim = Some((limit::SRC_ADDR, 2));
-        assert!(t.install(4, lim, &tcp_packet(1, 1, 2, 80, tcp::SYN)));
-        assert!(t.install(4, lim, &tcp_packet(1, 2, 2, 80, tcp::SYN)));
-        assert!(!t.install(4, lim, &tcp_packet(1, 3, 2, 80, tcp::SYN)));
-        assert!(t.install(4, lim, &tcp_packet(7, 3, 2, 80, tcp::SYN)));
+        assert!(t.install(4, lim, 0, &tcp_packet(1, 1, 2, 80, tcp::SYN)));
+        assert!(t.install(4, lim, 0, &tcp_packet(1, 2, 2, 80, tcp::SYN)));
+        assert!(!t.install(4, lim, 0, &tcp_packet(1, 3, 2, 80, tcp::SYN)));
+        assert!(t.install(4, lim, 0, &tcp_packet(7, 3, 2, 80, tcp::SYN)));
         assert_eq!(t.stats().refused_limit, 1);
         // Expiry gives the slots back to the limit too.
         t.set_time(100 * NS);
-        assert!(t.install(4, lim, &tcp_packet(1, 3, 2, 80, tcp::SYN)));
+        assert!(t.install(4, lim, 0, &tcp_packet(1, 3, 2, 80, tcp::SYN)));
     }
 }

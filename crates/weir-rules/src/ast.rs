@@ -21,26 +21,92 @@ impl PartialEq for Span {
 impl Eq for Span {}
 
 /// A whole rule file, rules in file order.
+///
+/// Housekeeping lines of a ruleset script are applied as they are read:
+/// `ipfw -f flush` drops the rules before it, `ipfw delete N` rule N,
+/// `ipfw set move|swap` changes rules' sets. What remains is here.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ruleset {
     pub rules: Vec<Rule>,
-    /// `table NAME add PREFIX [VALUE]` lines, in file order.
-    pub table_entries: Vec<TableEntry>,
-    /// `net.inet.ip.fw.NAME=VALUE` lines (dynamic-state tunables).
+    /// `table NAME create|add|delete|flush|destroy|swap …` lines, in file
+    /// order (applied in that order on top of `--table` files).
+    pub tables: Vec<TableCmd>,
+    /// `net.inet.ip.fw.NAME=VALUE` lines (state tunables, `one_pass`, …).
     pub settings: Vec<Setting>,
+    /// Sets disabled by `ipfw set disable N` (bit N).
+    pub disabled_sets: u32,
 }
 
-/// `table NAME add PREFIX [VALUE]`: one prefix of a lookup table.
+/// One `table NAME …` command of a ruleset script.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TableEntry {
+pub struct TableCmd {
+    /// The table, or `all` for `flush` and `destroy`.
     pub table: String,
-    pub addr: IpAddr,
-    pub len: u8,
-    pub value: u32,
+    pub op: TableOp,
     pub span: Span,
 }
 
-/// A dynamic-state tunable, as FreeBSD's sysctl names it (`dyn_max`, …).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableOp {
+    /// `create [type addr|iface|number|flow[:FIELDS]] [valtype …] …`.
+    Create(TableKind),
+    /// `add KEY [VALUE]`; `update` (from `ipfw -q`) replaces an entry that
+    /// exists instead of failing, as ipfw's quiet mode does.
+    Add {
+        key: TableKey,
+        value: u32,
+        update: bool,
+    },
+    /// `delete KEY`.
+    Delete(TableKey),
+    Flush,
+    Destroy,
+    /// `swap OTHER`: the two tables exchange their contents.
+    Swap(String),
+}
+
+/// What a table's keys are (ipfw's `type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TableKind {
+    /// IPv4 and IPv6 prefixes.
+    Addr,
+    /// Interface names.
+    Iface,
+    /// 32-bit numbers (ports, DSCP values).
+    Number,
+    /// Flows: the fields of [`FLOW_FIELDS`] in this mask, in that order.
+    Flow(u8),
+}
+
+/// The fields a flow table's keys hold, in key order, as ipfw names them.
+pub const FLOW_FIELDS: &[(&str, u8)] = &[
+    ("src-ip", 1),
+    ("proto", 2),
+    ("src-port", 4),
+    ("dst-ip", 8),
+    ("dst-port", 16),
+];
+
+/// A table key, as its table's kind reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableKey {
+    Prefix(IpAddr, u8),
+    Iface(String),
+    Number(u32),
+    Flow(FlowKey),
+}
+
+/// A flow table key: the fields its table's mask names, others None.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlowKey {
+    pub src: Option<IpAddr>,
+    pub proto: Option<Proto>,
+    pub src_port: Option<Port>,
+    pub dst: Option<IpAddr>,
+    pub dst_port: Option<Port>,
+}
+
+/// A tunable, as FreeBSD's sysctl names it (`dyn_max`, `one_pass`, …).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Setting {
     pub name: String,
@@ -76,10 +142,48 @@ pub fn setting_error(name: &str, value: u32) -> Option<String> {
     }
 }
 
+/// The other tunables a ruleset may set, with FreeBSD's defaults:
+/// `one_pass` (a packet back from dummynet, netgraph, NAT or a divert
+/// socket is accepted, 1, or goes on at the next rule, 0),
+/// `default_to_accept` (rule 65535 allows), and `net.link.ether.ipfw`
+/// (Ethernet frames also pass the ruleset at layer 2).
+pub const OTHER_SETTINGS: &[(&str, u32)] = &[
+    ("one_pass", 1),
+    ("default_to_accept", 0),
+    ("net.link.ether.ipfw", 0),
+];
+
+/// ipfw tunables a ruleset may set that change nothing replay decides
+/// (logging, the firewall switch, limits on things replay does not keep).
+pub const IGNORED_SETTINGS: &[&str] = &[
+    "enable",
+    "verbose",
+    "verbose_limit",
+    "debug",
+    "dyn_keepalive",
+    "dyn_buckets",
+    "static_count",
+    "dyn_count",
+    "tables_max",
+    "tables_sets",
+    "deny_unknown_exthdrs",
+    "permit_single_frag6",
+    "autoinc_step",
+    "net.inet6.ip6.fw.enable",
+    "net.inet6.ip6.fw.deny_unknown_exthdrs",
+    "net.link.bridge.ipfw_arp",
+];
+
+/// The set ipfw keeps for rules `flush` leaves alone.
+pub const RESERVED_SET: u8 = 31;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rule {
     /// The rule number (after ipfw's auto-numbering, 1..=65534).
     pub number: u16,
+    /// `set N`, `prob P`, `altq Q`, `tag N`: what the rule says besides
+    /// its action, log and body.
+    pub head: RuleHead,
     pub action: Action,
     pub log: Option<Log>,
     pub body: Body,
@@ -94,7 +198,41 @@ pub struct Log {
     pub amount: Option<u32>,
 }
 
+/// The parts of a rule around its action (ipfw's rule format:
+/// `[N] [set S] [prob P] ACTION [log …] [altq Q] [tag|untag T] BODY`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RuleHead {
+    /// `set S`, 0..=31 (`--disable-set S` and `ipfw set disable S` turn
+    /// a set off).
+    pub set: u8,
+    /// `prob P`: the rule matches with probability P.
+    pub prob: Option<Prob>,
+    /// `altq QUEUE`: an ALTQ queue; it changes no verdict.
+    pub altq: Option<String>,
+    /// `tag N` / `untag N`: done to the packet when the rule's action runs.
+    pub tag: Option<TagOp>,
+}
+
+/// A match probability: the rule matches when a uniform 32-bit draw is
+/// below this value, so P = value / 2^32 (0 < P < 1; `prob 1` is no prob).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prob(pub u32);
+
+impl Prob {
+    /// The probability as written back: the shortest decimal that reads
+    /// back to the same value.
+    pub fn as_f64(self) -> f64 {
+        f64::from(self.0) / 4_294_967_296.0
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TagOp {
+    Tag(u16),
+    Untag(u16),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
     Allow,
     Deny,
@@ -104,30 +242,109 @@ pub enum Action {
     Unreach(u8),
     /// `reset`: deny and send a TCP RST.
     Reset,
+    /// `abort`: deny and send an SCTP ABORT.
+    Abort,
+    /// `unreach6 CODE`, `reset6`, `abort6`: the IPv6 forms.
+    Unreach6(u8),
+    Reset6,
+    Abort6,
     Count,
     Skipto(u16),
     /// `skipto tablearg`: to the value of the rule's table lookup.
     SkiptoTablearg,
     Call(u16),
     Return,
-    CheckState,
+    /// `check-state [:NAME|:any]` (None: the default state name).
+    CheckState(Option<String>),
+    /// Hand-off actions: the packet goes to dummynet, a divert socket,
+    /// netgraph or NAT, and comes back accepted (`one_pass` 1) or to the
+    /// next rule (`one_pass` 0).
+    Pipe(Arg),
+    Queue(Arg),
+    Divert(DivertPort),
+    Netgraph(Arg),
+    Nat(NatArg),
+    /// `tee`, `ngtee`: a copy goes out, the packet goes on at the next rule.
+    Tee(DivertPort),
+    Ngtee(Arg),
+    /// `fwd ADDR[,PORT]`: pass, towards this next hop.
+    Fwd(FwdTarget),
+    /// `setfib N`, `setdscp CODE`: change what later rules see, go on.
+    SetFib(Arg),
+    SetDscp(Arg),
+    /// `reass`: hand IPv4 fragments to reassembly.
+    Reass,
+    /// `tcp-setmss N`: lower the MSS option of TCP SYNs to N, go on.
+    TcpSetMss(u16),
+}
+
+/// A number, or `tablearg` (the value of the rule's table lookup).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arg {
+    Number(u32),
+    Tablearg,
+}
+
+/// `divert PORT`, `tee PORT`: a number, a `divert` service name (`natd`),
+/// or `tablearg`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DivertPort {
+    Port(Port),
+    Tablearg,
+}
+
+/// `nat N`, `nat global`, `nat tablearg`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NatArg {
+    Number(u32),
+    Global,
+    Tablearg,
+}
+
+/// `fwd ADDR[,PORT]` or `fwd tablearg[,PORT]` (address None).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FwdTarget {
+    pub addr: Option<IpAddr>,
+    pub port: Option<u16>,
 }
 
 impl Action {
-    /// The action's keyword, as in rule text and verdict files.
-    pub fn word(self) -> &'static str {
+    /// The action's keyword, as in rule text.
+    pub fn word(&self) -> &'static str {
         match self {
             Action::Allow => "allow",
             Action::Deny => "deny",
             Action::Reject => "reject",
             Action::Unreach(_) => "unreach",
             Action::Reset => "reset",
+            Action::Abort => "abort",
+            Action::Unreach6(_) => "unreach6",
+            Action::Reset6 => "reset6",
+            Action::Abort6 => "abort6",
             Action::Count => "count",
             Action::Skipto(_) | Action::SkiptoTablearg => "skipto",
             Action::Call(_) => "call",
             Action::Return => "return",
-            Action::CheckState => "check-state",
+            Action::CheckState(_) => "check-state",
+            Action::Pipe(_) => "pipe",
+            Action::Queue(_) => "queue",
+            Action::Divert(_) => "divert",
+            Action::Netgraph(_) => "netgraph",
+            Action::Nat(_) => "nat",
+            Action::Tee(_) => "tee",
+            Action::Ngtee(_) => "ngtee",
+            Action::Fwd(_) => "fwd",
+            Action::SetFib(_) => "setfib",
+            Action::SetDscp(_) => "setdscp",
+            Action::Reass => "reass",
+            Action::TcpSetMss(_) => "tcp-setmss",
         }
+    }
+
+    /// Whether the action takes no body of its own (`check-state`, and
+    /// `return` without one, print bare).
+    pub fn bodyless(&self) -> bool {
+        matches!(self, Action::CheckState(_) | Action::Return)
     }
 }
 
@@ -204,6 +421,13 @@ pub enum Addr {
     /// `table(NAME)`, or `table(NAME,VALUE)` to match only entries with
     /// that value: looked up at run time.
     Table(String, Option<u32>, Span),
+    /// `10.1.2.0/24{5,10,20-25}`: hosts of a /24../31 IPv4 network (bit k
+    /// of `members` is host `base + k`).
+    Set {
+        base: std::net::Ipv4Addr,
+        len: u8,
+        members: [u64; 4],
+    },
 }
 
 /// `[not] N | N-M | NAME [, ...]`
@@ -245,6 +469,9 @@ pub struct FlagSpec {
 /// Inclusive ranges of a numeric field (`iplen 40-60,1500`).
 pub type Ranges = Vec<(u16, u16)>;
 
+/// A state name: None for ipfw's `default`; `check-state` also takes `any`.
+pub type StateName = Option<String>;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Opt {
     In,
@@ -252,37 +479,175 @@ pub enum Opt {
     Via(String),
     Recv(String),
     Xmit(String),
+    /// `via table(NAME)` and friends: an interface table.
+    ViaTable(IfaceDir, String),
     Established,
     Setup,
     TcpFlags(FlagSpec),
     /// ICMP types 0..=31 as a bitmap, as ipfw keeps them.
     IcmpTypes(u32),
+    /// `frag`: a later fragment (offset not 0).
     Frag,
+    /// `frag mf,!df,rf,offset`: the IPv4 fragment flags (bits of
+    /// [`FRAG_NAMES`]).
+    FragFlags(FlagSpec),
     IpOptions(FlagSpec),
     IpLen(Ranges),
     IpTtl(Ranges),
+    IpId(Ranges),
     IpTos(FlagSpec),
+    /// `ipprecedence N`, 0..=7: the top three TOS bits.
+    IpPrecedence(u8),
+    /// `dscp LIST`: DSCP code points as a 64-bit map.
+    Dscp(u64),
     IpVersion(u8),
+    TcpDataLen(Ranges),
+    TcpOptions(FlagSpec),
+    TcpSeq(u32),
+    TcpAck(u32),
+    TcpWin(Ranges),
+    TcpMss(Ranges),
     /// Create a dynamic state and probe for one (`check-state` implied).
-    KeepState,
+    KeepState(StateName),
     /// Create a dynamic state without probing.
-    RecordState,
-    /// `limit MASK... N`: as keep-state, at most N states per masked flow.
+    RecordState(StateName),
+    /// `limit MASK... N` (probes) / `set-limit MASK... N` (does not): as
+    /// keep-state, at most N states per masked flow.
     Limit {
         mask: u8,
         count: u32,
+        name: StateName,
+        probe: bool,
     },
+    /// `defer-action`: a matching packet makes its state but the action
+    /// waits for the state's next packets.
+    DeferAction,
     /// ICMPv6 types 0..=255 as a bitmap.
     Icmp6Types([u64; 4]),
     /// `ext6hdr LIST`: any of these IPv6 extension headers (weir_wire's
     /// `ext6` bits).
     Ext6Hdr(u8),
-    /// `lookup {src-ip|dst-ip|src-port|dst-port} NAME`.
+    /// `flow-id LIST`: IPv6 flow labels.
+    FlowId(Vec<u32>),
+    /// `lookup KEY NAME`.
     Lookup(LookupKey, String),
+    /// `flow table(NAME[,VALUE])`: the packet's flow in a flow table.
+    FlowTable(String, Option<u32>),
+    /// `src-ip LIST`, `dst-ip LIST`, `src-ip6 LIST`, `dst-ip6 LIST`
+    /// (`v6` says which keyword; the lists mean the same).
+    SrcIp {
+        v6: bool,
+        spec: AddrSpec,
+    },
+    DstIp {
+        v6: bool,
+        spec: AddrSpec,
+    },
+    SrcPort(PortSpec),
+    DstPort(PortSpec),
+    Proto(Proto),
+    /// `fib N`: the packet's routing table (`--fib`, `setfib`).
+    Fib(u16),
+    /// `tagged LIST`: tags from `tag` actions earlier in the walk.
+    Tagged(Ranges),
+    /// `mac DST SRC`: Ethernet addresses (layer-2 pass only).
+    Mac {
+        dst: MacAddr,
+        src: MacAddr,
+    },
+    /// `mac-type LIST`: Ethernet types (layer-2 pass only).
+    MacType(Ranges),
+    /// `layer2`: the layer-2 pass.
+    Layer2,
+    /// `diverted` (3), `diverted-loopback` (1), `diverted-output` (2):
+    /// the packet came back from a divert socket, into input or output.
+    Diverted(u8),
+    /// `{ a or b … }` / `( a or b … )` among the options.
+    Or(Vec<OptionItem>),
 }
+
+/// Which interface an interface table test looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IfaceDir {
+    Via,
+    Recv,
+    Xmit,
+}
+
+/// An Ethernet address test: `any`, `ADDR`, `ADDR/LEN`, `ADDR&MASK`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MacAddr {
+    pub addr: [u8; 6],
+    pub mask: [u8; 6],
+}
+
+/// ipfw's `frag` flag names: IP_RF, IP_DF, IP_MF shifted into a byte, and
+/// `offset` for a non-zero fragment offset.
+pub const FRAG_NAMES: &[(&str, u8)] = &[("rf", 0x80), ("df", 0x40), ("mf", 0x20), ("offset", 0x01)];
+
+/// ipfw's `tcpoptions` names.
+pub const TCP_OPTION_NAMES: &[(&str, u8)] = &[
+    ("mss", 0x01),
+    ("maxseg", 0x01),
+    ("window", 0x02),
+    ("sack", 0x04),
+    ("ts", 0x08),
+    ("timestamp", 0x08),
+    ("cc", 0x10),
+];
+
+/// DSCP names, as ipfw's `f_ipdscp`.
+pub const DSCP_NAMES: &[(&str, u8)] = &[
+    ("af11", 10),
+    ("af12", 12),
+    ("af13", 14),
+    ("af21", 18),
+    ("af22", 20),
+    ("af23", 22),
+    ("af31", 26),
+    ("af32", 28),
+    ("af33", 30),
+    ("af41", 34),
+    ("af42", 36),
+    ("af43", 38),
+    ("be", 0),
+    ("ef", 46),
+    ("cs0", 0),
+    ("cs1", 8),
+    ("cs2", 16),
+    ("cs3", 24),
+    ("cs4", 32),
+    ("cs5", 40),
+    ("cs6", 48),
+    ("cs7", 56),
+];
+
+/// Ethernet type names, as ipfw's `ether_types`.
+pub const ETHER_TYPE_NAMES: &[(&str, u16)] = &[
+    ("ip", 0x0800),
+    ("ipv4", 0x0800),
+    ("ipv6", 0x86dd),
+    ("arp", 0x0806),
+    ("rarp", 0x8035),
+    ("vlan", 0x8100),
+    ("loop", 0x9000),
+    ("trail", 0x1000),
+    ("at", 0x809b),
+    ("atalk", 0x809b),
+    ("aarp", 0x80f3),
+    ("pppoe_disc", 0x8863),
+    ("pppoe_sess", 0x8864),
+    ("ipx_8022", 0x00e0),
+    ("ipx_8023", 0x0000),
+    ("ipx_ii", 0x8137),
+    ("ipx_snap", 0x8137),
+    ("ipx", 0x8137),
+    ("ns", 0x0600),
+];
 
 /// `limit` mask words: which fields of the flow count together.
 pub const LIMIT_NAMES: &[(&str, u8)] = &[
+    ("all", 15),
     ("src-addr", 1),
     ("src-port", 2),
     ("dst-addr", 4),
@@ -297,6 +662,8 @@ pub const EXT6_NAMES: &[(&str, u8)] = &[
     ("dstopt", 8),
     ("ah", 16),
     ("esp", 32),
+    ("rthdr0", 64),
+    ("rthdr2", 128),
 ];
 
 /// What a `lookup` option looks up in its table.
@@ -306,6 +673,10 @@ pub enum LookupKey {
     DstIp,
     SrcPort,
     DstPort,
+    Dscp,
+    /// The owner and jail of a local socket: refused when compiled.
+    Uid,
+    Jail,
 }
 
 impl LookupKey {
@@ -314,6 +685,9 @@ impl LookupKey {
         ("dst-ip", LookupKey::DstIp),
         ("src-port", LookupKey::SrcPort),
         ("dst-port", LookupKey::DstPort),
+        ("dscp", LookupKey::Dscp),
+        ("uid", LookupKey::Uid),
+        ("jail", LookupKey::Jail),
     ];
 
     pub fn word(self) -> &'static str {

@@ -1,8 +1,9 @@
 //! Splits one line of a rule file into tokens with their columns.
 //!
 //! ipfw's language is word-based: a token is a run of characters other than
-//! white space, `{`, `}` and `,`, which stand alone. `#` starts a comment;
-//! `//` starts a rule comment that is kept with the rule.
+//! white space, `{`, `}` and `,`, which stand alone. `(` and `)` stand alone
+//! too (or-blocks), except inside a word such as `table(name,7)`. `#`
+//! starts a comment; `//` starts a rule comment that is kept with the rule.
 
 use crate::ast::Span;
 
@@ -11,6 +12,8 @@ pub enum Tok<'a> {
     Word(&'a str),
     LBrace,
     RBrace,
+    LParen,
+    RParen,
     Comma,
 }
 
@@ -26,6 +29,8 @@ impl Token<'_> {
             Tok::Word(w) => w,
             Tok::LBrace => "{",
             Tok::RBrace => "}",
+            Tok::LParen => "(",
+            Tok::RParen => ")",
             Tok::Comma => ",",
         }
     }
@@ -64,6 +69,8 @@ pub fn lex_line(text: &str, line_no: u32) -> Line<'_> {
         let single = match c {
             '{' => Some(Tok::LBrace),
             '}' => Some(Tok::RBrace),
+            '(' => Some(Tok::LParen),
+            ')' => Some(Tok::RParen),
             ',' => Some(Tok::Comma),
             _ => None,
         };
@@ -78,7 +85,7 @@ pub fn lex_line(text: &str, line_no: u32) -> Line<'_> {
         while let Some(&(i, c)) = chars.peek() {
             let separator = c.is_whitespace()
                 || matches!(c, '{' | '}' | '#')
-                || (c == ',' && depth == 0)
+                || (matches!(c, ',' | ')') && depth == 0)
                 || text[i..].starts_with("//");
             if separator {
                 end = i;
@@ -159,6 +166,17 @@ mod tests {
                 ("any", 22, 3),
             ]
         );
+    }
+
+    #[test]
+    fn parentheses_stand_alone_outside_words() {
+        let line = lex_line("( in or out) from table(t,7) x)", 1);
+        let texts: Vec<_> = line.tokens.iter().map(|t| t.text()).collect();
+        assert_eq!(
+            texts,
+            ["(", "in", "or", "out", ")", "from", "table(t,7)", "x", ")"]
+        );
+        assert_eq!(line.tokens[4].tok, Tok::RParen);
     }
 
     #[test]

@@ -22,6 +22,9 @@ mod source;
 pub use ast::*;
 pub use diag::{render_all, Diagnostic, Errors, MAX_ERRORS};
 pub use names::Names;
-pub use parse::{parse, parse_addr, parse_rule, parse_source, AUTOINC_STEP, MAX_RULE_NUMBER};
+pub use parse::{
+    is_option_keyword, parse, parse_addr, parse_rule, parse_source, parse_with, AUTOINC_STEP,
+    MAX_RULE_NUMBER, OPTION_KEYWORDS, REFUSED_OPTIONS,
+};
 pub use print::{print_ruleset, range_list};
 pub use source::{BadByte, Source};

@@ -19,7 +19,7 @@ const SAVED: &[u8] = b"\xef\xbb\xbf# office r\xe8gles\r\n\
 #[test]
 fn a_bom_crlf_and_latin1_comments_read_as_the_clean_file() {
     let clean = parse(CLEAN).unwrap();
-    let mut saved = parse_source(&Source::new(SAVED)).unwrap();
+    let mut saved = parse_source(&Source::new(SAVED), &Names::default()).unwrap();
     // The kept comment shows the byte it could not read.
     assert_eq!(saved.rules[0].comment.as_deref(), Some("ssh caf\u{fffd}"));
     saved.rules[0].comment = Some("ssh".into());
@@ -33,7 +33,7 @@ fn a_non_utf8_byte_in_a_rule_is_an_error_at_its_place() {
     let src = Source::new(
         b"allow ip from any to any\r\n200 deny tcp from any to any caf\xe9 # \xff ok\r\n",
     );
-    let errs = parse_source(&src).unwrap_err();
+    let errs = parse_source(&src, &Names::default()).unwrap_err();
     assert_eq!(errs.len(), 1, "{errs:?}");
     assert_eq!(
         errs[0].to_string(),

@@ -63,11 +63,15 @@ fn auto_numbering_follows_ipfw() {
     assert_eq!(numbers, [100, 500, 600, 20, 700]);
 }
 
+/// Past the last step ipfw's kernel keeps giving the highest number
+/// (`commit_rules`): rules then share it, in the order added.
 #[test]
-fn auto_numbering_runs_out() {
-    let err = parse("65500 allow ip from any to any\nallow ip from any to any\n").unwrap_err();
-    assert_eq!(err[0].span.line, 2);
-    assert!(err[0].message.contains("65534"), "{}", err[0].message);
+fn auto_numbering_stops_at_the_last_step() {
+    let rs = parse("65400 allow ip from any to any\ndeny ip from any to any\ncount ip from any to any\n// note\n").unwrap();
+    let numbers: Vec<u16> = rs.rules.iter().map(|r| r.number).collect();
+    assert_eq!(numbers, [65400, 65500, 65500, 65500]);
+    let rs = parse("65434 allow ip from any to any\nallow ip from any to any\n").unwrap();
+    assert_eq!(rs.rules[1].number, 65534);
 }
 
 #[test]
@@ -134,24 +138,415 @@ fn ports_after_destination_are_not_options() {
     assert!(r.body.dst_ports.as_ref().unwrap().not);
 }
 
+#[test]
+fn canonical_forms_of_the_whole_language() {
+    let cases = [
+        (
+            "add 100 set 3 prob 0.5 allow log tag 5 tcp from any to any",
+            "set 3 prob 0.5 allow log tag 5 tcp from any to any",
+        ),
+        ("pipe 1 ip from any to any", "pipe 1 ip from any to any"),
+        ("queue tablearg ip from table(t) to any", "queue tablearg ip from table(t) to any"),
+        ("divert natd ip4 from any to any via em0", "divert natd ip4 from any to any via em0"),
+        ("tee 8000 ip from any to any", "tee 8000 ip from any to any"),
+        ("fwd 10.0.0.1,8080 tcp from any to any 80", "fwd 10.0.0.1,8080 tcp from any to any 80"),
+        ("fwd 10.0.0.1:8080 tcp from any to any", "fwd 10.0.0.1,8080 tcp from any to any"),
+        ("forward 2001:db8::1 ip6 from any to any", "fwd 2001:db8::1 ip6 from any to any"),
+        ("fwd [2001:db8::1]:53 ip6 from any to any", "fwd [2001:db8::1]:53 ip6 from any to any"),
+        ("nat global ip from any to any", "nat global ip from any to any"),
+        ("netgraph 7 ip from any to any", "netgraph 7 ip from any to any"),
+        ("ngtee 7 ip from any to any", "ngtee 7 ip from any to any"),
+        ("setfib 2 ip from any to any", "setfib 2 ip from any to any"),
+        ("setdscp 46 ip from any to any", "setdscp ef ip from any to any"),
+        ("unreach6 admin-prohib ip6 from any to any", "unreach6 admin-prohib ip6 from any to any"),
+        ("abort sctp from any to any", "abort sctp from any to any"),
+        ("reset6 tcp from any to any", "reset6 tcp from any to any"),
+        ("abort6 sctp from any to any", "abort6 sctp from any to any"),
+        ("reass ip from any to any", "reass ip from any to any"),
+        ("tcp-setmss 1400 tcp from any to any setup", "tcp-setmss 1400 tcp from any to any setup"),
+        ("check-state :ssh", "check-state :ssh"),
+        ("check-state :default", "check-state"),
+        ("check-state :any", "check-state :any"),
+        ("allow tcp from any to any 22 keep-state :ssh", "allow tcp from any to any 22 keep-state :ssh"),
+        (
+            "allow tcp from any to any set-limit all 5 :web",
+            "allow tcp from any to any set-limit src-addr src-port dst-addr dst-port 5 :web",
+        ),
+        (
+            "allow tcp from any to any keep-state defer-immediate-action",
+            "allow tcp from any to any keep-state defer-action",
+        ),
+        ("allow ip from 10.1.2.0/24{5,10,20-25} to any", "allow ip from 10.1.2.0/24{5,10,20-25} to any"),
+        ("allow ip from 10.1.2.7{5,6,7} to any", "allow ip from 10.1.2.0/24{5-7} to any"),
+        ("allow ip from any to any ( in or out )", "allow ip from any to any { in or out }"),
+        ("allow ip from any to any { via em0 or not recv em1 }", "allow ip from any to any { via em0 or not recv em1 }"),
+        ("deny tcp from any to any ! established", "deny tcp from any to any not established"),
+        ("deny tcp from any to any !established", "deny tcp from any to any not established"),
+        ("allow ( tcp or udp ) from any to any", "allow { tcp or udp } from any to any"),
+        ("allow ip from ( 10.0.0.1 or 10.0.0.2 ) to any", "allow ip from { 10.0.0.1 or 10.0.0.2 } to any"),
+        ("allow ip from any to any frag mf,!df", "allow ip from any to any frag mf,!df"),
+        ("allow ip from any to any frag offset", "allow ip from any to any frag"),
+        ("allow ip from any to any fragment in", "allow ip from any to any frag in"),
+        (
+            "count ip from any to any ipid 1-100 tcpwin 0 tcpdatalen 0 dscp af11,ef,7 ipprecedence 5",
+            "count ip from any to any ipid 1-100 tcpwin 0 tcpdatalen 0 dscp 7,af11,ef ipprecedence 5",
+        ),
+        (
+            "count tcp from any to any tcpseq 0x10 tcpack 7 tcpopts mss,!sack tcpmss 536-1460",
+            "count tcp from any to any tcpseq 16 tcpack 7 tcpoptions mss,!sack tcpmss 536-1460",
+        ),
+        (
+            "allow src-ip 10.0.0.0/8 dst-port 80",
+            "allow ip from any to any src-ip 10.0.0.0/8 dst-port 80",
+        ),
+        (
+            "allow ip from any to any src-ip6 2001:db8::/32 dst-ipv6 me6 proto udp",
+            "allow ip from any to any src-ip6 2001:db8::/32 dst-ip6 me6 proto udp",
+        ),
+        (
+            "deny ip from any to any mac any 00:11:22:33:44:55 mac-type arp,ipv6 layer2",
+            "deny ip from any to any mac any 00:11:22:33:44:55 mac-type 0x0806,0x86dd layer2",
+        ),
+        (
+            "deny ip from any to any MAC 00:11:22:00:00:00/24 any bridged",
+            "deny ip from any to any mac 00:11:22:00:00:00/24 any layer2",
+        ),
+        (
+            "count ip from any to any lookup dst-port ports lookup dscp d flow table(f,3)",
+            "count ip from any to any lookup dst-port ports lookup dscp d flow table(f,3)",
+        ),
+        ("allow ip from any to any iptos congestion,!mincost", "allow ip from any to any iptos congestion,!mincost"),
+        (
+            "count ip from any to any ipopts rr tcpflgs syn estab ipver 6 icmptype 8 icmp6type 128",
+            "count ip from any to any ipoptions rr tcpflags syn established ipversion 6 icmptypes 8 icmp6types 128",
+        ),
+        ("allow ip from any to any via table(ifs) recv any", "allow ip from any to any via table(ifs) recv any"),
+        ("allow ip from any to any diverted-output not diverted", "allow ip from any to any diverted-output not diverted"),
+        ("allow ip6 from any to any flow-id 5,0x10 ext6hdr rthdr0,frag", "allow ip6 from any to any flow-id 5,16 ext6hdr frag,rthdr0"),
+        ("count ip from any to any fib 2 tagged 1-5,9 ip4", "count ip from any to any fib 2 tagged 1-5,9 ipversion 4"),
+        ("allow altq q1 untag 7 ip from any to any", "allow altq q1 untag 7 ip from any to any"),
+        ("deny ip from table(13) to any lookup src-ip 13", "deny ip from table(13) to any lookup src-ip 13"),
+        // Right after the destination, ip4/ip6 are options, not ports.
+        ("allow ip from any to any ip6", "allow ip from any to any ipversion 6"),
+        ("allow ip from any to any not ipv4", "allow ip from any to any not ipversion 4"),
+        // ipfw's comment action: a number and a comment count everything.
+        ("100 // note", "count ip from any to any // note"),
+        ("add 200 set 3 // x", "set 3 count ip from any to any // x"),
+    ];
+    for (input, want) in cases {
+        assert_eq!(canon(input), want, "input: {input}");
+        assert_eq!(canon(want), want, "fixed point: {want}");
+    }
+}
+
+#[test]
+fn options_a_capture_cannot_decide_are_refused_by_name() {
+    let cases = [
+        (
+            "allow tcp from any to any uid root",
+            27,
+            "'uid' needs the owner of a local socket, which a capture does not carry",
+        ),
+        (
+            "allow tcp from any to any not gid wheel",
+            31,
+            "'gid' needs the group",
+        ),
+        (
+            "allow tcp from any to any jail 3",
+            27,
+            "'jail' needs the jail of a local socket",
+        ),
+        (
+            "allow tcp from any to any sockarg",
+            27,
+            "'sockarg' needs the user cookie",
+        ),
+        (
+            "allow ip from any to any verrevpath",
+            26,
+            "'verrevpath' needs the host's routing table",
+        ),
+        (
+            "allow ip from any to any versrcreach",
+            26,
+            "'versrcreach' needs the host's routing table",
+        ),
+        (
+            "allow ip from any to any antispoof",
+            26,
+            "'antispoof' needs the host's routing table and interface addresses",
+        ),
+        (
+            "allow ip from any to any ipsec",
+            26,
+            "'ipsec' needs to know whether IPsec processed the packet",
+        ),
+        (
+            "allow ip from any to any lookup uid t",
+            33,
+            "'lookup uid' needs the owner of a local socket",
+        ),
+        (
+            "allow ip from any to any via 10.0.0.1",
+            30,
+            "names an interface by its address",
+        ),
+        (
+            "eaction foo bar ip from any to any",
+            1,
+            "'eaction' hands the packet to an external action module",
+        ),
+        (
+            "nat64lsn n1 ip6 from any to any",
+            1,
+            "'nat64lsn' hands the packet",
+        ),
+        (
+            "count tag tablearg ip from table(t) to any",
+            11,
+            "'tag tablearg' is not supported",
+        ),
+    ];
+    for (text, col, want) in cases {
+        let err = parse_rule(text).expect_err(text);
+        assert!(err.message.contains(want), "{text}: got '{}'", err.message);
+        assert_eq!(err.span.col, col, "{text}: {}", err.message);
+    }
+}
+
+#[test]
+fn unknown_words_after_the_destination_are_unknown_options() {
+    let cases = [
+        ("deny ip from any to any foo", 25, "unknown option 'foo'"),
+        (
+            "deny tcp from any to any bogus",
+            26,
+            "unknown option 'bogus'",
+        ),
+        ("deny tcp from any foo to any", 19, "unknown service 'foo'"),
+        (
+            "deny tcp from any to any 80,foo",
+            29,
+            "unknown service 'foo'",
+        ),
+        ("deny ip from any to any in bar", 28, "unknown option 'bar'"),
+        (
+            "deny ip from any in to any",
+            18,
+            "options go after the destination",
+        ),
+    ];
+    for (text, col, want) in cases {
+        let err = parse_rule(text).expect_err(text);
+        assert!(err.message.contains(want), "{text}: got '{}'", err.message);
+        assert_eq!(err.span.col, col, "{text}");
+    }
+    // A service name there is a port.
+    let r = one("deny tcp from any to any http in");
+    assert_eq!(
+        r.body.dst_ports.as_ref().unwrap().items[0].lo,
+        Port::Name("http".into(), Span::default())
+    );
+    // Names from /etc/services count when the caller knows them.
+    let mut names = Names::default();
+    names.add_services_file("gopher 70/tcp\n");
+    let rs = parse_with("deny tcp from any to any gopher\n", &names).unwrap();
+    assert!(rs.rules[0].body.dst_ports.is_some());
+}
+
+#[test]
+fn script_lines_apply_in_order() {
+    let src = "\
+ipfw -q -f flush
+add 100 allow ip from any to any
+ipfw -q flush
+add allow tcp from any to any
+/sbin/ipfw add 300 set 31 deny ip from any to any
+ipfw -f flush
+ipfw -q pipe 1 config bw 1Mbit/s
+ipfw nat 1 config if em0 reset same_ports
+ipfw queue 2 config pipe 1 weight 5
+ipfw zero
+ipfw resetlog
+ipfw -q add 400 set 3 count ip from any to any
+ipfw add 500 count ip from any to any
+ipfw add 500 count udp from any to any
+ipfw delete 500
+ipfw set disable 3 4
+ipfw set enable 4
+ipfw disable one_pass
+net.inet.ip.fw.autoinc_step=10
+allow ip from any to any
+ipfw table 13 add 10.0.0.0/8 5
+ipfw table 13 add 10.1.0.0/16 192.0.2.1 10.2.0.0/16
+ipfw table all flush
+ipfw enable firewall
+ipfw show
+";
+    let rs = parse(src).unwrap();
+    let rules: Vec<(u16, u8)> = rs.rules.iter().map(|r| (r.number, r.head.set)).collect();
+    assert_eq!(rules, [(300, 31), (400, 3), (410, 0)]);
+    assert_eq!(rs.disabled_sets, 1 << 3);
+    assert_eq!(rs.settings.len(), 1);
+    assert_eq!(
+        (rs.settings[0].name.as_str(), rs.settings[0].value),
+        ("one_pass", 0)
+    );
+    let ops: Vec<String> = rs.tables.iter().map(|t| t.to_string()).collect();
+    assert_eq!(
+        ops,
+        [
+            "table 13 add 10.0.0.0/8 5",
+            "table 13 add 10.1.0.0/16 3221225985",
+            "table 13 add 10.2.0.0/16 0",
+            "table all flush",
+        ]
+    );
+    // `set move` and `set swap` move rules between sets.
+    let rs = parse("add 10 set 1 count ip from any to any\nadd 20 set 2 count ip from any to any\nipfw set swap 1 2\nipfw set move rule 10 to 5\n").unwrap();
+    let sets: Vec<u8> = rs.rules.iter().map(|r| r.head.set).collect();
+    assert_eq!(sets, [5, 1]);
+    // A `// comment` line alone is ipfw's comment action: a count rule.
+    let rs = parse("// a note\n").unwrap();
+    assert_eq!(
+        rs.rules[0].to_string(),
+        "count ip from any to any // a note"
+    );
+}
+
+#[test]
+fn table_commands_read_keys_as_their_table_says() {
+    let rs = parse(
+        "table ports create type number\ntable ports add 22 1 80 2\ntable ifs create type iface\ntable ifs add em0\n\
+         table f create type flow:src-ip,proto,dst-port\ntable f add 10.0.0.1,tcp,80 7\ntable f delete 10.0.0.1,6,80\n\
+         table t add em1\ntable n add 443\ntable a add 2001:db8::/32\ntable a swap b\n",
+    )
+    .unwrap();
+    let kinds: Vec<String> = rs.tables.iter().map(|t| t.to_string()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "table ports create type number",
+            "table ports add 22 1",
+            "table ports add 80 2",
+            "table ifs create type iface",
+            "table ifs add em0 0",
+            "table f create type flow:src-ip,proto,dst-port",
+            "table f add 10.0.0.1,tcp,80 7",
+            "table f delete 10.0.0.1,6,80",
+            "table t add em1 0",
+            "table n add 443 0",
+            "table a add 2001:db8::/32 0",
+            "table a swap b",
+        ]
+    );
+    let bad = [
+        (
+            "table p create type number\ntable p add 10.0.0.1\n",
+            "table p holds numbers",
+        ),
+        (
+            "table f create type flow:src-ip,dst-port\ntable f add 10.0.0.1\n",
+            "flow key misses its dst-port",
+        ),
+        ("table f create type flow\n", "needs its fields"),
+        ("table x add foo.bar\n", "create the table first"),
+        (
+            "table x create type addr\ntable x create type addr\n",
+            "already exists",
+        ),
+        ("table x create type bogus\n", "unknown table type"),
+        ("table all add 10.0.0.1\n", "needs a table name"),
+    ];
+    for (src, want) in bad {
+        let errs = parse(src).expect_err(src);
+        assert!(errs[0].message.contains(want), "{src}: {}", errs[0].message);
+    }
+}
+
+#[test]
+fn settings_and_switches() {
+    let rs = parse("net.inet.ip.fw.one_pass=0\nsysctl net.link.ether.ipfw=1\nnet.inet.ip.fw.verbose=1\nnet.inet.ip.fw.default_to_accept = 1\n").unwrap();
+    let s: Vec<(&str, u32)> = rs
+        .settings
+        .iter()
+        .map(|s| (s.name.as_str(), s.value))
+        .collect();
+    assert_eq!(
+        s,
+        [
+            ("one_pass", 0),
+            ("net.link.ether.ipfw", 1),
+            ("default_to_accept", 1)
+        ]
+    );
+    assert!(print_ruleset(&rs).contains("net.link.ether.ipfw=1\n"));
+    for (src, want) in [
+        ("net.inet.ip.fw.one_pass=2\n", "0 or 1"),
+        ("net.inet.ip.forwarding=1\n", "unknown setting"),
+        ("ipfw disable firewall\n", "turns ipfw off"),
+        ("ipfw set disable 31\n", "set 31 cannot be disabled"),
+    ] {
+        let errs = parse(src).expect_err(src);
+        assert!(errs[0].message.contains(want), "{src}: {}", errs[0].message);
+    }
+}
+
+#[test]
+fn probabilities_read_back_exactly() {
+    for p in ["0.5", "0.25", "0.001", "0.999999", "0.1"] {
+        let r = one(&format!("prob {p} count ip from any to any"));
+        let back = one(&r.to_string());
+        assert_eq!(r, back, "{p}");
+        let got = r.head.prob.unwrap().as_f64();
+        assert!(
+            (got - p.parse::<f64>().unwrap()).abs() < 1e-9,
+            "{p} -> {got}"
+        );
+    }
+    assert_eq!(one("prob 1 count ip from any to any").head.prob, None);
+    for bad in [
+        "prob 0 count ip from any to any",
+        "prob 1.5 count ip from any to any",
+        "prob x count ip from any to any",
+    ] {
+        assert!(parse_rule(bad).is_err(), "{bad}");
+    }
+}
+
 mod roundtrip {
     use super::*;
     use proptest::prelude::*;
     use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+    fn v4() -> impl Strategy<Value = IpAddr> {
+        any::<u32>().prop_map(|a| IpAddr::V4(Ipv4Addr::from(a)))
+    }
+
+    fn v6() -> impl Strategy<Value = IpAddr> {
+        any::<u128>().prop_map(|a| IpAddr::V6(Ipv6Addr::from(a)))
+    }
+
+    fn table_name() -> impl Strategy<Value = String> {
+        "[a-z0-9][a-z0-9_]{0,8}".prop_filter("not all", |n| n != "all")
+    }
+
+    fn state_name() -> impl Strategy<Value = StateName> {
+        prop::option::of(
+            "[a-z][a-z0-9_]{0,6}".prop_filter("reserved", |n| n != "default" && n != "any"),
+        )
+    }
+
     fn addr() -> impl Strategy<Value = Addr> {
         prop_oneof![
             Just(Addr::Any),
             Just(Addr::Me),
-            (any::<u32>(), 0u8..=32)
-                .prop_map(|(a, l)| Addr::Prefix(IpAddr::V4(Ipv4Addr::from(a)), l)),
-            (any::<u128>(), 0u8..=128)
-                .prop_map(|(a, l)| Addr::Prefix(IpAddr::V6(Ipv6Addr::from(a)), l)),
-            (any::<u32>(), any::<u32>()).prop_map(|(a, m)| Addr::Masked(
-                IpAddr::V4(Ipv4Addr::from(a)),
-                IpAddr::V4(Ipv4Addr::from(m))
-            )),
-            ("[a-z][a-z0-9_]{0,8}", prop::option::of(any::<u32>())).prop_map(|(n, v)| Addr::Table(
+            Just(Addr::Me6),
+            (v4(), 0u8..=32).prop_map(|(a, l)| Addr::Prefix(a, l)),
+            (v6(), 0u8..=128).prop_map(|(a, l)| Addr::Prefix(a, l)),
+            (v4(), v4()).prop_map(|(a, m)| Addr::Masked(a, m)),
+            (table_name(), prop::option::of(any::<u32>())).prop_map(|(n, v)| Addr::Table(
                 n,
                 v,
                 Span::default()
@@ -159,17 +554,46 @@ mod roundtrip {
         ]
     }
 
-    fn addr_spec() -> impl Strategy<Value = AddrSpec> {
-        (
-            any::<bool>(),
-            prop::collection::vec(addr(), 1..4),
-            any::<bool>(),
+    /// An address set: a /24../31 base and some of its hosts.
+    fn addr_set() -> impl Strategy<Value = Addr> {
+        (any::<u32>(), 24u8..=31, prop::array::uniform4(any::<u64>())).prop_map(
+            |(a, len, mut members)| {
+                let size = 1u32 << (32 - u32::from(len));
+                for (k, w) in members.iter_mut().enumerate() {
+                    let lo = 64 * k as u32;
+                    *w = if lo >= size {
+                        0
+                    } else if size - lo < 64 {
+                        *w & ((1u64 << (size - lo)) - 1)
+                    } else {
+                        *w
+                    };
+                }
+                members[0] |= 1;
+                let base = Ipv4Addr::from(a & (u32::MAX << (32 - u32::from(len))));
+                Addr::Set { base, len, members }
+            },
         )
-            .prop_map(|(not, items, or_block)| AddrSpec {
+    }
+
+    fn addr_spec() -> impl Strategy<Value = AddrSpec> {
+        prop_oneof![
+            4 => (
+                any::<bool>(),
+                prop::collection::vec(addr(), 1..4),
+                any::<bool>(),
+            )
+                .prop_map(|(not, items, or_block)| AddrSpec {
+                    not,
+                    items,
+                    or_block,
+                }),
+            1 => (any::<bool>(), addr_set()).prop_map(|(not, a)| AddrSpec {
                 not,
-                items,
-                or_block,
-            })
+                items: vec![a],
+                or_block: false,
+            }),
+        ]
     }
 
     fn port() -> impl Strategy<Value = Port> {
@@ -180,30 +604,45 @@ mod roundtrip {
         ]
     }
 
-    fn ports() -> impl Strategy<Value = Option<PortSpec>> {
-        prop::option::of(
-            (
-                any::<bool>(),
-                prop::collection::vec((port(), prop::option::of(port())), 1..4),
-            )
-                .prop_map(|(not, items)| PortSpec {
-                    not,
-                    items: items
-                        .into_iter()
-                        .map(|(lo, hi)| match (&lo, &hi) {
-                            (Port::Number(a), Some(Port::Number(b))) if a > b => PortRange {
-                                lo: hi.unwrap(),
-                                hi: Some(lo),
-                            },
-                            _ => PortRange { lo, hi },
-                        })
-                        .collect(),
-                }),
+    fn port_spec() -> impl Strategy<Value = PortSpec> {
+        (
+            any::<bool>(),
+            prop::collection::vec((port(), prop::option::of(port())), 1..4),
         )
+            .prop_map(|(not, items)| PortSpec {
+                not,
+                items: items
+                    .into_iter()
+                    .map(|(lo, hi)| match (&lo, &hi) {
+                        (Port::Number(a), Some(Port::Number(b))) if a > b => PortRange {
+                            lo: hi.unwrap(),
+                            hi: Some(lo),
+                        },
+                        _ => PortRange { lo, hi },
+                    })
+                    .collect(),
+            })
+    }
+
+    fn ports() -> impl Strategy<Value = Option<PortSpec>> {
+        prop::option::of(port_spec())
     }
 
     fn flags() -> impl Strategy<Value = FlagSpec> {
         (1u8..=255, any::<u8>()).prop_map(|(set, clear)| FlagSpec { set, clear })
+    }
+
+    /// Flags made of whole names from `names` (so they print back).
+    fn named_flags(names: &'static [(&'static str, u8)]) -> impl Strategy<Value = FlagSpec> {
+        let n = names.len();
+        (
+            prop::collection::vec(0..n, 1..3),
+            prop::collection::vec(0..n, 0..2),
+        )
+            .prop_map(move |(set, clear)| FlagSpec {
+                set: set.iter().fold(0, |m, &k| m | names[k].1),
+                clear: clear.iter().fold(0, |m, &k| m | names[k].1),
+            })
     }
 
     fn ranges(max: u16) -> impl Strategy<Value = Ranges> {
@@ -213,40 +652,160 @@ mod roundtrip {
         )
     }
 
-    fn opt() -> impl Strategy<Value = OptionItem> {
-        let opt = prop_oneof![
+    fn mac() -> impl Strategy<Value = MacAddr> {
+        (any::<[u8; 6]>(), 0u32..=49, any::<[u8; 6]>()).prop_map(|(addr, len, raw_mask)| {
+            let mask = match len {
+                49 => raw_mask,
+                l => {
+                    let bits = if l == 0 { 0 } else { u64::MAX << (64 - l) };
+                    let b = (bits >> 16).to_be_bytes();
+                    [b[2], b[3], b[4], b[5], b[6], b[7]]
+                }
+            };
+            let mut a = addr;
+            for (x, m) in a.iter_mut().zip(mask) {
+                *x &= m;
+            }
+            MacAddr { addr: a, mask }
+        })
+    }
+
+    /// An option that can stand in an or-block.
+    fn plain_opt() -> impl Strategy<Value = Opt> {
+        prop_oneof![
             Just(Opt::In),
             Just(Opt::Out),
             "[a-z]{1,4}[0-9]".prop_map(Opt::Via),
             "[a-z]{1,4}[0-9]".prop_map(Opt::Recv),
             "[a-z]{1,4}[0-9]".prop_map(Opt::Xmit),
+            (
+                prop::sample::select(vec![IfaceDir::Via, IfaceDir::Recv, IfaceDir::Xmit]),
+                table_name()
+            )
+                .prop_map(|(d, t)| Opt::ViaTable(d, t)),
             Just(Opt::Established),
             Just(Opt::Setup),
             Just(Opt::Frag),
-            Just(Opt::KeepState),
-            Just(Opt::RecordState),
-            (1u8..16, 1u32..).prop_map(|(mask, count)| Opt::Limit { mask, count }),
+            named_flags(FRAG_NAMES)
+                .prop_filter("bare frag", |s| *s != FlagSpec { set: 1, clear: 0 })
+                .prop_map(Opt::FragFlags),
             prop::array::uniform4(any::<u64>())
                 .prop_filter("some type", |b| b.iter().any(|w| *w != 0))
                 .prop_map(Opt::Icmp6Types),
-            (1u8..64).prop_map(Opt::Ext6Hdr),
+            (1u8..=255).prop_map(Opt::Ext6Hdr),
+            prop::collection::vec(0u32..=0xfffff, 1..3).prop_map(Opt::FlowId),
             (
-                prop::sample::select(LookupKey::NAMES.iter().map(|(_, k)| *k).collect::<Vec<_>>()),
-                "[a-z][a-z0-9_]{0,8}"
+                prop::sample::select(vec![
+                    LookupKey::SrcIp,
+                    LookupKey::DstIp,
+                    LookupKey::SrcPort,
+                    LookupKey::DstPort,
+                    LookupKey::Dscp
+                ]),
+                table_name()
             )
                 .prop_map(|(k, t)| Opt::Lookup(k, t)),
+            (table_name(), prop::option::of(any::<u32>())).prop_map(|(t, v)| Opt::FlowTable(t, v)),
             flags().prop_map(Opt::TcpFlags),
+            named_flags(TCP_OPTION_NAMES).prop_map(Opt::TcpOptions),
             (1u8..16).prop_map(|s| Opt::IpOptions(FlagSpec { set: s, clear: 0 })),
-            (1u8..32).prop_map(|s| Opt::IpTos(FlagSpec { set: 0, clear: s })),
+            prop::sample::select(vec![
+                FlagSpec {
+                    set: 0x10,
+                    clear: 0x03
+                },
+                FlagSpec {
+                    set: 0x02,
+                    clear: 0
+                },
+                FlagSpec {
+                    set: 0x0c,
+                    clear: 0x10
+                },
+                FlagSpec {
+                    set: 0x03,
+                    clear: 0x08
+                },
+            ])
+            .prop_map(Opt::IpTos),
             (1u32..).prop_map(Opt::IcmpTypes),
             ranges(65535).prop_map(Opt::IpLen),
             ranges(255).prop_map(Opt::IpTtl),
+            ranges(65535).prop_map(Opt::IpId),
+            ranges(65535).prop_map(Opt::TcpDataLen),
+            ranges(65535).prop_map(Opt::TcpWin),
+            ranges(65535).prop_map(Opt::TcpMss),
+            ranges(65534).prop_map(Opt::Tagged),
+            ranges(65535).prop_map(Opt::MacType),
+            (0u8..=7).prop_map(Opt::IpPrecedence),
+            (1u64..).prop_map(Opt::Dscp),
+            any::<u32>().prop_map(Opt::TcpSeq),
+            any::<u32>().prop_map(Opt::TcpAck),
             prop::sample::select(vec![4u8, 6]).prop_map(Opt::IpVersion),
-        ];
-        (any::<bool>(), opt).prop_map(|(not, opt)| OptionItem {
+            (
+                any::<bool>(),
+                prop::collection::vec(addr(), 1..3),
+                any::<bool>()
+            )
+                .prop_map(|(v6, items, or_block)| Opt::SrcIp {
+                    v6,
+                    spec: AddrSpec {
+                        not: false,
+                        items,
+                        or_block
+                    }
+                }),
+            (any::<bool>(), prop::collection::vec(addr(), 1..3)).prop_map(|(v6, items)| {
+                Opt::DstIp {
+                    v6,
+                    spec: AddrSpec {
+                        not: false,
+                        items,
+                        or_block: false,
+                    },
+                }
+            }),
+            port_spec().prop_map(Opt::SrcPort),
+            port_spec().prop_map(Opt::DstPort),
+            prop_oneof![
+                Just(Proto::Any),
+                Just(Proto::Ip6),
+                Just(Proto::Name("tcp".into(), Span::default()))
+            ]
+            .prop_map(Opt::Proto),
+            (0u16..=0x7fff).prop_map(Opt::Fib),
+            (mac(), mac()).prop_map(|(dst, src)| Opt::Mac { dst, src }),
+            Just(Opt::Layer2),
+            prop::sample::select(vec![1u8, 2, 3]).prop_map(Opt::Diverted),
+        ]
+    }
+
+    fn opt() -> impl Strategy<Value = OptionItem> {
+        let item = |(not, opt)| OptionItem {
             not,
             opt,
             span: Span::default(),
+        };
+        let opt = prop_oneof![
+            8 => plain_opt(),
+            1 => state_name().prop_map(Opt::KeepState),
+            1 => state_name().prop_map(Opt::RecordState),
+            1 => (1u8..16, 1u32..=65534, state_name(), any::<bool>())
+                .prop_map(|(mask, count, name, probe)| Opt::Limit { mask, count, name, probe }),
+            1 => Just(Opt::DeferAction),
+            1 => prop::collection::vec((any::<bool>(), plain_opt()).prop_map(item), 2..4)
+                .prop_map(Opt::Or),
+        ];
+        (any::<bool>(), opt).prop_map(move |(not, opt)| {
+            let state = matches!(
+                opt,
+                Opt::KeepState(_)
+                    | Opt::RecordState(_)
+                    | Opt::Limit { .. }
+                    | Opt::DeferAction
+                    | Opt::Or(_)
+            );
+            item((not && !state, opt))
         })
     }
 
@@ -261,26 +820,85 @@ mod roundtrip {
         ]
     }
 
+    fn arg(max: u32) -> impl Strategy<Value = Arg> {
+        prop_oneof![(1..=max).prop_map(Arg::Number), Just(Arg::Tablearg)]
+    }
+
     fn action() -> impl Strategy<Value = Action> {
+        let divert = prop_oneof![
+            (1u16..).prop_map(|n| DivertPort::Port(Port::Number(n))),
+            Just(DivertPort::Port(Port::Name("natd".into(), Span::default()))),
+            Just(DivertPort::Tablearg),
+        ];
+        let fwd = prop_oneof![
+            (prop_oneof![v4(), v6()], prop::option::of(any::<u16>())).prop_map(|(a, port)| {
+                FwdTarget {
+                    addr: Some(a),
+                    port,
+                }
+            }),
+            prop::option::of(any::<u16>()).prop_map(|port| FwdTarget { addr: None, port }),
+        ];
         prop_oneof![
             Just(Action::Allow),
             Just(Action::Deny),
             Just(Action::Reject),
             Just(Action::Reset),
+            Just(Action::Reset6),
+            Just(Action::Abort),
+            Just(Action::Abort6),
             Just(Action::Count),
             Just(Action::Return),
-            Just(Action::CheckState),
+            Just(Action::Reass),
+            state_name().prop_map(Action::CheckState),
+            Just(Action::CheckState(Some("any".into()))),
             any::<u8>().prop_map(Action::Unreach),
+            any::<u8>().prop_map(Action::Unreach6),
             (60000u16..=65535).prop_map(Action::Skipto),
             Just(Action::SkiptoTablearg),
             (60000u16..=65535).prop_map(Action::Call),
+            arg(65534).prop_map(Action::Pipe),
+            arg(65534).prop_map(Action::Queue),
+            arg(65534).prop_map(Action::Netgraph),
+            arg(65534).prop_map(Action::Ngtee),
+            divert.clone().prop_map(Action::Divert),
+            divert.prop_map(Action::Tee),
+            prop_oneof![
+                (1u32..=65534).prop_map(NatArg::Number),
+                Just(NatArg::Global),
+                Just(NatArg::Tablearg)
+            ]
+            .prop_map(Action::Nat),
+            fwd.prop_map(Action::Fwd),
+            prop_oneof![(0u32..=0x7fff).prop_map(Arg::Number), Just(Arg::Tablearg)]
+                .prop_map(Action::SetFib),
+            prop_oneof![(0u32..=63).prop_map(Arg::Number), Just(Arg::Tablearg)]
+                .prop_map(Action::SetDscp),
+            (1u16..).prop_map(Action::TcpSetMss),
         ]
+    }
+
+    fn head() -> impl Strategy<Value = RuleHead> {
+        (
+            0u8..=31,
+            prop::option::of((1u32..).prop_map(Prob)),
+            prop::option::of("[a-z][a-z0-9]{0,6}"),
+            prop::option::of(prop_oneof![
+                (1u16..=65534).prop_map(TagOp::Tag),
+                (1u16..=65534).prop_map(TagOp::Untag)
+            ]),
+        )
+            .prop_map(|(set, prob, altq, tag)| RuleHead {
+                set,
+                prob,
+                altq,
+                tag,
+            })
     }
 
     fn rule() -> impl Strategy<Value = Rule> {
         (
-            1u16..60000,
-            action(),
+            (1u16..60000, head(), action()),
             prop::option::of(prop::option::of(any::<u32>()).prop_map(|amount| Log { amount })),
             prop::collection::vec(proto(), 1..3),
             addr_spec(),
@@ -291,19 +909,35 @@ mod roundtrip {
             prop::option::of("[a-z][a-z ]{0,10}[a-z]"),
         )
             .prop_map(
-                |(number, action, log, proto, src, src_ports, dst, dst_ports, options, comment)| {
-                    Rule {
-                        number,
-                        action,
-                        log,
-                        body: Body {
+                |(
+                    (number, head, action),
+                    log,
+                    proto,
+                    src,
+                    src_ports,
+                    dst,
+                    dst_ports,
+                    options,
+                    comment,
+                )| {
+                    let body = if matches!(action, Action::CheckState(_)) {
+                        Body::match_all()
+                    } else {
+                        Body {
                             proto,
                             src,
                             src_ports,
                             dst,
                             dst_ports,
                             options,
-                        },
+                        }
+                    };
+                    Rule {
+                        number,
+                        head,
+                        action,
+                        log,
+                        body,
                         comment,
                         span: Span::default(),
                     }
@@ -311,35 +945,100 @@ mod roundtrip {
             )
     }
 
-    fn table_entry() -> impl Strategy<Value = TableEntry> {
-        ("[a-z][a-z0-9_]{0,8}", addr(), any::<u32>()).prop_filter_map(
-            "a prefix",
-            |(table, addr, value)| match addr {
-                Addr::Prefix(addr, len) => Some(TableEntry {
-                    table,
-                    addr,
-                    len,
-                    value,
-                    span: Span::default(),
-                }),
-                _ => None,
-            },
-        )
+    /// A key of a table of `kind`.
+    fn key(kind: TableKind) -> BoxedStrategy<TableKey> {
+        match kind {
+            TableKind::Addr => prop_oneof![
+                (v4(), 0u8..=32).prop_map(|(a, l)| TableKey::Prefix(a, l)),
+                (v6(), 0u8..=128).prop_map(|(a, l)| TableKey::Prefix(a, l)),
+            ]
+            .boxed(),
+            TableKind::Number => any::<u32>().prop_map(TableKey::Number).boxed(),
+            TableKind::Iface => "[a-z]{1,4}[0-9]".prop_map(TableKey::Iface).boxed(),
+            TableKind::Flow(mask) => {
+                let pick = move |bit: u8| mask & bit != 0;
+                (
+                    prop_oneof![v4(), v6()],
+                    prop_oneof![v4(), v6()],
+                    proto(),
+                    port(),
+                    port(),
+                )
+                    .prop_map(move |(src, dst, proto, sp, dp)| {
+                        // One family for both ends.
+                        let dst = if src.is_ipv4() == dst.is_ipv4() {
+                            dst
+                        } else {
+                            src
+                        };
+                        let proto = match proto {
+                            Proto::Any | Proto::Ip4 | Proto::Ip6 => Proto::Number(6),
+                            p => p,
+                        };
+                        TableKey::Flow(FlowKey {
+                            src: pick(1).then_some(src),
+                            proto: pick(2).then_some(proto),
+                            src_port: pick(4).then_some(sp),
+                            dst: pick(8).then_some(dst),
+                            dst_port: pick(16).then_some(dp),
+                        })
+                    })
+                    .boxed()
+            }
+        }
+    }
+
+    /// One table's commands: maybe a create, adds, deletes, maybe a flush.
+    fn table_cmds() -> impl Strategy<Value = Vec<TableCmd>> {
+        let kind = prop_oneof![
+            Just(TableKind::Addr),
+            Just(TableKind::Number),
+            Just(TableKind::Iface),
+            (1u8..32).prop_map(TableKind::Flow),
+        ];
+        (table_name(), kind, any::<bool>()).prop_flat_map(|(name, kind, create)| {
+            let create = create || matches!(kind, TableKind::Flow(_));
+            (
+                prop::collection::vec((key(kind), any::<u32>(), any::<bool>()), 1..4),
+                prop::collection::vec(key(kind), 0..2),
+                any::<bool>(),
+            )
+                .prop_map(move |(adds, deletes, flush)| {
+                    let cmd = |op| TableCmd {
+                        table: name.clone(),
+                        op,
+                        span: Span::default(),
+                    };
+                    let mut out = Vec::new();
+                    if create {
+                        out.push(cmd(TableOp::Create(kind)));
+                    }
+                    out.extend(
+                        adds.into_iter()
+                            .map(|(key, value, update)| cmd(TableOp::Add { key, value, update })),
+                    );
+                    out.extend(deletes.into_iter().map(|k| cmd(TableOp::Delete(k))));
+                    if flush {
+                        out.push(cmd(TableOp::Flush));
+                    }
+                    out
+                })
+        })
     }
 
     fn setting() -> impl Strategy<Value = Setting> {
-        (prop::sample::select(STATE_SETTINGS.to_vec()), 1u32..).prop_map(|((name, _), value)| {
+        prop_oneof![
             // dyn_max is capped; the lifetimes take any number.
-            let value = if name == "dyn_max" {
-                value % DYN_MAX_CAP + 1
-            } else {
-                value
-            };
-            Setting {
-                name: name.to_owned(),
-                value,
-                span: Span::default(),
-            }
+            (prop::sample::select(STATE_SETTINGS.to_vec()), 1u32..).prop_map(|(s, value)| {
+                let value = if s.0 == "dyn_max" { value % DYN_MAX_CAP + 1 } else { value };
+                (s, value)
+            }),
+            (prop::sample::select(OTHER_SETTINGS.to_vec()), 0u32..=1),
+        ]
+        .prop_map(|((name, _), value)| Setting {
+            name: name.to_owned(),
+            value,
+            span: Span::default(),
         })
     }
 
@@ -347,13 +1046,22 @@ mod roundtrip {
         #[test]
         fn parse_of_print_is_identity(
             rules in prop::collection::vec(rule(), 1..6),
-            table_entries in prop::collection::vec(table_entry(), 0..3),
+            tables in prop::collection::vec(table_cmds(), 0..3),
             settings in prop::collection::vec(setting(), 0..3),
+            disabled_sets in 0u32..(1 << 31),
         ) {
-            let rs = Ruleset { rules, table_entries, settings };
+            // Each table under its own name.
+            let mut seen = std::collections::HashSet::new();
+            let tables: Vec<TableCmd> = tables
+                .into_iter()
+                .filter(|t| seen.insert(t[0].table.clone()))
+                .flatten()
+                .collect();
+            let rs = Ruleset { rules, tables, settings, disabled_sets };
             let text = print_ruleset(&rs);
             let back = parse(&text).map_err(|e| format!("{text}\n{e:?}")).unwrap();
-            prop_assert_eq!(back, rs);
+            prop_assert_eq!(&back, &rs, "{}", text);
+            prop_assert_eq!(print_ruleset(&back), text, "printing is a fixed point");
         }
     }
 }

@@ -157,6 +157,30 @@ impl<A: Key + Hash> Family<A> {
         entries.push(Stored { addr, value, len });
     }
 
+    /// Takes `(addr, len)` out: the last entry moves into its place.
+    fn remove(&mut self, hasher: &RandomState, addr: A, len: u8) -> Option<u32> {
+        let Family { entries, index } = self;
+        let found = index.find_entry(hasher.hash_one((addr, len)), |&i| {
+            let e = entries[i as usize];
+            (e.addr, e.len) == (addr, len)
+        });
+        let (at, _) = found.ok()?.remove();
+        let last = entries.len() as u32 - 1;
+        if at != last {
+            let moved = entries[last as usize];
+            let slot = index
+                .find_mut(hasher.hash_one((moved.addr, moved.len)), |&i| i == last)
+                .expect("every entry is indexed");
+            *slot = at;
+        }
+        Some(entries.swap_remove(at as usize).value)
+    }
+
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.index.clear();
+    }
+
     fn bytes(&self) -> usize {
         // The index: a power of two of slots, 7/8 usable, a control byte each.
         let slots = match self.index.capacity() {
@@ -181,6 +205,20 @@ impl Builder {
 
     pub fn limits(&self) -> Limits {
         self.limits
+    }
+
+    /// Removes `prefix` (`ipfw table NAME delete`); its value if it was there.
+    pub fn remove(&mut self, prefix: Prefix) -> Option<u32> {
+        match prefix {
+            Prefix::V4 { addr, len } => self.v4.remove(&self.hasher, addr, len),
+            Prefix::V6 { addr, len } => self.v6.remove(&self.hasher, Wide::from_u128(addr), len),
+        }
+    }
+
+    /// Removes every entry (`ipfw table NAME flush`).
+    pub fn clear(&mut self) {
+        self.v4.clear();
+        self.v6.clear();
     }
 
     /// Adds `prefix` with `value`.
@@ -680,6 +718,38 @@ mod tests {
         let index = (n * 8 / 7).next_power_of_two() * (size_of::<u32>() + 1);
         let biggest = entries + index + build_bytes(0, n);
         assert!(biggest <= Limits::default().max_bytes, "{biggest}");
+    }
+
+    #[test]
+    fn remove_and_clear_take_entries_out() {
+        let mut b = Builder::new();
+        let p8 = Prefix::v4(0x0a00_0000, 8).unwrap();
+        let p16 = Prefix::v4(0x0a01_0000, 16).unwrap();
+        b.add(p8, 1).unwrap();
+        b.add(p16, 2).unwrap();
+        assert_eq!(b.remove(p16), Some(2));
+        assert_eq!(b.remove(p16), None);
+        let t = b.build().unwrap();
+        assert_eq!(
+            t.lookup_v4(0x0a01_0203),
+            Some(1),
+            "the /8 answers once the /16 is gone"
+        );
+        b.clear();
+        assert!(b.is_empty());
+        assert_eq!(b.build().unwrap().lookup_v4(0x0a01_0203), None);
+        b.add(p16, 3).expect("a removed prefix can be added again");
+        // Taking out the first entry moves the last into its place; both
+        // the moved one and the rest are still found.
+        let p24 = Prefix::v4(0x0a01_0200, 24).unwrap();
+        let v6 = Prefix::v6(0x2001_0db8 << 96, 32).unwrap();
+        b.add(p8, 1).unwrap();
+        b.add(p24, 4).unwrap();
+        b.add(v6, 6).unwrap();
+        assert_eq!(b.remove(p16), Some(3));
+        assert_eq!((b.get(p8), b.get(p24), b.get(v6)), (Some(1), Some(4), Some(6)));
+        assert_eq!(b.remove(v6), Some(6));
+        assert_eq!((b.len(), b.get(v6)), (2, None));
     }
 
     #[test]

@@ -130,7 +130,12 @@ pub fn decode(link: LinkType, frame: &[u8], orig_len: u32) -> Packet {
     };
     // `None`: a later fragment or ESP, which carry no readable L4 header.
     let result = match result {
-        Ok(Some(segment)) => l4::parse(&mut p, segment),
+        Ok(Some(segment)) => {
+            // The segment lies inside `l3`: its offset is the IP headers' length.
+            let headers = (segment.as_ptr() as usize).saturating_sub(l3.as_ptr() as usize);
+            let payload = usize::from(p.ip_len).saturating_sub(headers);
+            l4::parse(&mut p, segment, payload)
+        }
         Ok(None) => Ok(()),
         Err(reason) => Err(reason),
     };

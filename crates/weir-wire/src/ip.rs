@@ -18,6 +18,7 @@ type IpResult<'a> = Result<Option<&'a [u8]>, Malformed>;
 mod v4 {
     pub const TOS: usize = 1;
     pub const LENGTH: usize = 2;
+    pub const ID: usize = 4;
     pub const FLAGS_FRAG: usize = 6;
     pub const TTL: usize = 8;
     pub const PROTOCOL: usize = 9;
@@ -25,6 +26,7 @@ mod v4 {
     pub const DST: usize = 16;
     pub const MIN_HEADER_LEN: usize = 20;
 
+    pub const RF: u16 = 0x8000;
     pub const DF: u16 = 0x4000;
     pub const MF: u16 = 0x2000;
     pub const OFFSET_MASK: u16 = 0x1fff;
@@ -122,6 +124,7 @@ fn fixed_v4(p: &mut Packet, h: &[u8; v4::MIN_HEADER_LEN]) {
     p.src = v4_mapped(be32(h, v4::SRC).unwrap_or_default());
     p.dst = v4_mapped(be32(h, v4::DST).unwrap_or_default());
     p.ip_len = u16::from_be_bytes([h[v4::LENGTH], h[v4::LENGTH + 1]]);
+    p.ip_id = u16::from_be_bytes([h[v4::ID], h[v4::ID + 1]]);
     let flags_frag = u16::from_be_bytes([h[v4::FLAGS_FRAG], h[v4::FLAGS_FRAG + 1]]);
     if flags_frag & v4::MF != 0 {
         p.frag |= frag::MF;
@@ -131,6 +134,9 @@ fn fixed_v4(p: &mut Packet, h: &[u8; v4::MIN_HEADER_LEN]) {
     }
     if flags_frag & v4::DF != 0 {
         p.frag |= frag::DF;
+    }
+    if flags_frag & v4::RF != 0 {
+        p.frag |= frag::RF;
     }
 }
 
@@ -167,8 +173,9 @@ pub(crate) fn parse_v6<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResul
     }
     p.ip_version = 6;
     let h: &[u8; v6::HEADER_LEN] = array(l3, 0).ok_or(Malformed::TruncatedIp)?;
-    // Traffic class straddles bytes 0 and 1.
+    // Traffic class straddles bytes 0 and 1; the flow label is the rest.
     p.tos = (h[0] << 4) | (h[1] >> 4);
+    p.flow_label = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) & 0xf_ffff;
     p.ttl = h[v6::HOP_LIMIT];
     let next = h[v6::NEXT_HEADER];
     p.proto = next;
@@ -258,6 +265,13 @@ fn walk_ext<'a>(p: &mut Packet, datagram: &'a [u8], mut next: u8) -> IpResult<'a
             .get(at..at.saturating_add(len))
             .ok_or(Malformed::BadExtHeader)?;
         p.ext6 |= bit;
+        if next == v6::ROUTING {
+            p.ext6 |= match header.get(2) {
+                Some(0) => ext6::RTHDR0,
+                Some(2) => ext6::RTHDR2,
+                _ => 0,
+            };
+        }
         let header_next = header.first().copied().unwrap_or_default();
         if next == v6::FRAGMENT {
             let frag_field = be16(header, 2).unwrap_or_default();

@@ -6,8 +6,8 @@
 //! `TruncatedL4`, whichever of the two cut it short. Protocols without such
 //! a header are left alone.
 
-use crate::decode::{array, be16};
-use crate::packet::{Malformed, Packet};
+use crate::decode::{array, be16, be32};
+use crate::packet::{tcpopt, Malformed, Packet};
 
 const PROTO_ICMP: u8 = 1;
 const PROTO_TCP: u8 = 6;
@@ -22,11 +22,24 @@ mod ports {
 }
 
 mod tcp {
+    pub const SEQ: usize = 4;
+    pub const ACK: usize = 8;
     pub const DATA_OFFSET: usize = 12;
     pub const FLAGS: usize = 13;
+    pub const WINDOW: usize = 14;
     pub const HEADER_LEN: usize = 20;
     /// Data offset in 32-bit words; below 5 the header overlaps the payload.
     pub const MIN_DATA_OFFSET: u8 = 5;
+    pub const OPT_EOL: u8 = 0;
+    pub const OPT_NOP: u8 = 1;
+    pub const OPT_MSS: u8 = 2;
+    pub const OPT_WINDOW: u8 = 3;
+    pub const OPT_SACK_PERMITTED: u8 = 4;
+    pub const OPT_SACK: u8 = 5;
+    pub const OPT_TIMESTAMP: u8 = 8;
+    pub const OPT_CC: u8 = 11;
+    pub const OPT_CC_NEW: u8 = 12;
+    pub const OPT_CC_ECHO: u8 = 13;
 }
 
 const UDP_HEADER_LEN: usize = 8;
@@ -41,15 +54,25 @@ mod icmp {
 }
 
 /// Decodes the L4 header of `segment`, which carries `p.proto`.
-pub(crate) fn parse(p: &mut Packet, segment: &[u8]) -> Result<(), Malformed> {
+/// `ip_payload` is the IP length less the IP headers (for `tcp_data_len`).
+pub(crate) fn parse(p: &mut Packet, segment: &[u8], ip_payload: usize) -> Result<(), Malformed> {
     match (p.proto, p.ip_version) {
         (PROTO_TCP, _) => {
             let h: &[u8; tcp::HEADER_LEN] = array(segment, 0).ok_or(Malformed::TruncatedL4)?;
             set_ports(p, h);
             p.tcp_flags = h[tcp::FLAGS];
-            if h[tcp::DATA_OFFSET] >> 4 < tcp::MIN_DATA_OFFSET {
+            p.tcp_seq = be32(h, tcp::SEQ).unwrap_or_default();
+            p.tcp_ack = be32(h, tcp::ACK).unwrap_or_default();
+            p.tcp_win = be16(h, tcp::WINDOW).unwrap_or_default();
+            let header_len = usize::from(h[tcp::DATA_OFFSET] >> 4) * 4;
+            if header_len < usize::from(tcp::MIN_DATA_OFFSET) * 4 {
                 return Err(Malformed::BadL4Header);
             }
+            p.tcp_data_len =
+                u16::try_from(ip_payload.saturating_sub(header_len)).unwrap_or(u16::MAX);
+            // Options as far as they were captured (ipfw pulls them up).
+            let opts = segment.get(tcp::HEADER_LEN..header_len.min(segment.len()));
+            tcp_options(p, opts.unwrap_or_default());
         }
         (PROTO_UDP, _) => {
             let h: &[u8; UDP_HEADER_LEN] = array(segment, 0).ok_or(Malformed::TruncatedL4)?;
@@ -70,6 +93,33 @@ pub(crate) fn parse(p: &mut Packet, segment: &[u8]) -> Result<(), Malformed> {
         _ => {}
     }
     Ok(())
+}
+
+/// Walks TCP options for the kinds ipfw's `tcpoptions` names, and the MSS
+/// value; a bad length ends the walk, as ipfw's `tcpopts_parse` does.
+fn tcp_options(p: &mut Packet, mut opts: &[u8]) {
+    while let Some(&kind) = opts.first() {
+        let len = match kind {
+            tcp::OPT_EOL => break,
+            tcp::OPT_NOP => 1,
+            _ => match opts.get(1) {
+                Some(&len) if len >= 2 && usize::from(len) <= opts.len() => usize::from(len),
+                _ => break,
+            },
+        };
+        p.tcp_opts |= match kind {
+            tcp::OPT_MSS => {
+                p.tcp_mss = be16(opts, 2).unwrap_or_default();
+                tcpopt::MSS
+            }
+            tcp::OPT_WINDOW => tcpopt::WINDOW,
+            tcp::OPT_SACK_PERMITTED | tcp::OPT_SACK => tcpopt::SACK,
+            tcp::OPT_TIMESTAMP => tcpopt::TS,
+            tcp::OPT_CC | tcp::OPT_CC_NEW | tcp::OPT_CC_ECHO => tcpopt::CC,
+            _ => 0,
+        };
+        opts = opts.get(len..).unwrap_or_default();
+    }
 }
 
 fn set_ports(p: &mut Packet, h: &[u8]) {

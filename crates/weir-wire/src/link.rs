@@ -88,7 +88,16 @@ pub(crate) fn parse(link: LinkType, frame: &[u8], p: &mut Packet) -> LinkResult 
 
 fn ethernet(frame: &[u8], p: &mut Packet) -> LinkResult {
     let ethertype = be16(frame, ether::ETHERTYPE).ok_or(Malformed::TruncatedLink)?;
-    after_ethertype(frame, ether::HEADER_LEN, ethertype, p)
+    let macs: &[u8; ether::ETHERTYPE] = array(frame, 0).ok_or(Malformed::TruncatedLink)?;
+    p.mac_dst.copy_from_slice(&macs[..6]);
+    p.mac_src.copy_from_slice(&macs[6..]);
+    p.has_mac = true;
+    let found = after_ethertype(frame, ether::HEADER_LEN, ethertype, p);
+    p.ether_type = found.map_or(ethertype, |(at, _)| {
+        // The type after the VLAN tags: what ipfw on the VLAN interface sees.
+        be16(frame, at.saturating_sub(2)).unwrap_or(ethertype)
+    });
+    found
 }
 
 /// Follows VLAN tags from `at` (just past `ethertype`), recording the

@@ -86,6 +86,8 @@ pub mod frag {
     pub const LATER: u8 = 2;
     /// IPv4 don't-fragment flag.
     pub const DF: u8 = 4;
+    /// IPv4 reserved ("evil") flag.
+    pub const RF: u8 = 8;
 }
 
 /// Bits of [`Packet::ip_options`] (ipfw's `ipoptions` names).
@@ -104,6 +106,19 @@ pub mod ext6 {
     pub const DSTOPT: u8 = 8;
     pub const AH: u8 = 16;
     pub const ESP: u8 = 32;
+    /// A routing header of type 0 (source route) / type 2 (mobile IPv6).
+    pub const RTHDR0: u8 = 64;
+    pub const RTHDR2: u8 = 128;
+}
+
+/// Bits of [`Packet::tcp_opts`]: TCP options present (ipfw's
+/// `IP_FW_TCPOPT_*`).
+pub mod tcpopt {
+    pub const MSS: u8 = 1;
+    pub const WINDOW: u8 = 2;
+    pub const SACK: u8 = 4;
+    pub const TS: u8 = 8;
+    pub const CC: u8 = 16;
 }
 
 /// TCP flag bits as they appear in the header's flags byte.
@@ -141,6 +156,16 @@ pub struct Packet {
     pub has_ports: bool,
     /// TCP flags byte (TCP only, first fragment only).
     pub tcp_flags: u8,
+    /// TCP options present, see [`tcpopt`] (TCP only).
+    pub tcp_opts: u8,
+    /// TCP sequence and acknowledgment numbers, window, and the bytes of
+    /// data after the TCP header (IP length minus the IP and TCP headers).
+    pub tcp_seq: u32,
+    pub tcp_ack: u32,
+    pub tcp_win: u16,
+    pub tcp_data_len: u16,
+    /// The TCP MSS option's value, 0 when absent.
+    pub tcp_mss: u16,
     /// ICMP or ICMPv6 type and code; valid when `has_icmp`.
     pub icmp_type: u8,
     pub icmp_code: u8,
@@ -159,6 +184,16 @@ pub struct Packet {
     pub ip_options: u8,
     /// IPv6 extension headers present, see [`ext6`].
     pub ext6: u8,
+    /// IPv4 identification.
+    pub ip_id: u16,
+    /// IPv6 flow label (20 bits).
+    pub flow_label: u32,
+    /// Ethernet destination and source addresses and type (after VLAN
+    /// tags), when the frame came with an Ethernet header (`has_mac`).
+    pub mac_dst: [u8; 6],
+    pub mac_src: [u8; 6],
+    pub ether_type: u16,
+    pub has_mac: bool,
     /// Outermost 802.1Q VLAN id, if tagged.
     pub vlan: Option<u16>,
     /// Offset of the layer-3 header in the frame.

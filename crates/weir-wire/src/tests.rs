@@ -2,7 +2,7 @@
 //! options and fragments, VLAN stacks, the IPv6 extension-header walk and
 //! Linux SLL directions.
 
-use crate::packet::{ext6, frag, ipopt, tcp, v4_mapped, Direction, Malformed, Packet, L3};
+use crate::packet::{ext6, frag, ipopt, tcp, tcpopt, v4_mapped, Direction, Malformed, Packet, L3};
 use crate::{decode, LinkType};
 
 /// Ethernet header up to (not including) the ethertype.
@@ -794,4 +794,78 @@ fn every_malformed_reason_has_a_vector() {
         .collect();
     let want: Vec<L3> = Malformed::ALL.iter().map(|&m| L3::Malformed(m)).collect();
     assert_eq!(seen, want);
+}
+
+#[test]
+fn packet_record_stays_small() {
+    assert!(
+        std::mem::size_of::<Packet>() <= 112,
+        "{}",
+        std::mem::size_of::<Packet>()
+    );
+    println!("Packet is {} bytes", std::mem::size_of::<Packet>());
+}
+
+#[test]
+fn ethernet_addresses_and_type_are_kept() {
+    let p = dec(LinkType::ETHERNET, &eth(0x0800, &V4_TCP));
+    assert!(p.has_mac);
+    assert_eq!(p.mac_dst, [0x00, 0x11, 0x22, 0x33, 0x44, 0x55]);
+    assert_eq!(p.mac_src, [0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb]);
+    assert_eq!(p.ether_type, 0x0800);
+    // Behind a VLAN tag: the inner type, as on the VLAN interface.
+    let tagged = eth(0x8100, &cat(&[&[0x20, 0x64, 0x08, 0x00], &V4_TCP]));
+    assert_eq!(dec(LinkType::ETHERNET, &tagged).ether_type, 0x0800);
+    let arp = dec(LinkType::ETHERNET, &eth(0x0806, &[0; 28]));
+    assert_eq!(
+        (arp.l3, arp.ether_type, arp.has_mac),
+        (L3::NonIp, 0x0806, true)
+    );
+    // Raw IP has no Ethernet header.
+    assert!(!dec(LinkType::RAW, &V4_TCP).has_mac);
+}
+
+#[test]
+fn ip_and_tcp_header_fields() {
+    let p = dec(LinkType::RAW, &V4_TCP);
+    assert_eq!(p.ip_id, 0xabcd);
+    assert_eq!((p.tcp_seq, p.tcp_ack, p.tcp_win), (1, 0, 0x7210));
+    assert_eq!((p.tcp_data_len, p.tcp_opts, p.tcp_mss), (0, 0, 0));
+    // A SYN with MSS 1460, SACK permitted, timestamps, window scale and
+    // 4 bytes of data.
+    let opts = [
+        2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7,
+    ];
+    let mut tcp = TCP_SYN.to_vec();
+    tcp[12] = 0xa0; // 40-byte header
+    let segment = cat(&[&tcp, &opts, &[1, 2, 3, 4]]);
+    let mut ip = V4_TCP[..20].to_vec();
+    ip[2..4].copy_from_slice(&((20 + segment.len()) as u16).to_be_bytes());
+    ip[6] = 0x80; // the reserved flag
+    let p = dec(LinkType::RAW, &cat(&[&ip, &segment]));
+    assert_eq!(p.l3, L3::Ip);
+    assert_eq!(p.tcp_mss, 1460);
+    let all = tcpopt::MSS | tcpopt::SACK | tcpopt::TS | tcpopt::WINDOW;
+    assert_eq!((p.tcp_opts, p.tcp_data_len), (all, 4));
+    assert_eq!(p.frag, frag::RF);
+    // Options cut by the snap length are read as far as they go.
+    let whole = cat(&[&ip, &segment]);
+    let cut = decode(LinkType::RAW, &whole[..24 + 20], whole.len() as u32);
+    assert_eq!(cut.l3, L3::Ip);
+    assert_eq!((cut.tcp_mss, cut.tcp_opts), (1460, tcpopt::MSS));
+}
+
+#[test]
+fn ipv6_flow_label_and_routing_types() {
+    let mut frame = V6_UDP;
+    frame[1] = 0x8a;
+    frame[2] = 0xbc;
+    frame[3] = 0xde;
+    let p = dec(LinkType::RAW, &frame);
+    assert_eq!((p.tos, p.flow_label), (0xb8, 0xabcde));
+    for (kind, bit) in [(0u8, ext6::RTHDR0), (2, ext6::RTHDR2), (4, 0)] {
+        let rt = [17, 0, kind, 0, 0, 0, 0, 0];
+        let p = dec(LinkType::RAW, &v6(43, &cat(&[&rt, &UDP_53])));
+        assert_eq!(p.ext6, ext6::ROUTING | bit, "routing type {kind}");
+    }
 }

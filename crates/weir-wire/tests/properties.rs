@@ -2,7 +2,7 @@
 //! built by etherparse the decoder agrees with etherparse's own parse.
 
 use etherparse::{
-    LinkExtHeader, NetHeaders, PacketBuilder, PacketHeaders, TransportHeader, VlanId,
+    LinkExtHeader, LinkHeader, NetHeaders, PacketBuilder, PacketHeaders, TransportHeader, VlanId,
 };
 use proptest::prelude::*;
 use weir_wire::{decode, tcp, v4_mapped, LinkType, Packet, L3};
@@ -95,9 +95,13 @@ proptest! {
             _ => None,
         });
         prop_assert_eq!(p.vlan, vlan);
+        if let Some(LinkHeader::Ethernet2(e)) = &theirs.link {
+            prop_assert_eq!((p.mac_dst, p.mac_src), (e.destination, e.source));
+        }
         match theirs.net {
             Some(NetHeaders::Ipv4(h, _)) => {
                 prop_assert_eq!(p.ip_version, 4);
+                prop_assert_eq!(p.ip_id, h.identification);
                 prop_assert_eq!(p.src, v4_mapped(u32::from_be_bytes(h.source)));
                 prop_assert_eq!(p.dst, v4_mapped(u32::from_be_bytes(h.destination)));
                 prop_assert_eq!((p.ttl, p.proto, p.ip_len), (h.time_to_live, h.protocol.0, h.total_len));
@@ -108,6 +112,7 @@ proptest! {
                 prop_assert_eq!(p.dst, u128::from_be_bytes(h.destination));
                 prop_assert_eq!((p.ttl, p.proto, p.tos), (h.hop_limit, h.next_header.0, h.traffic_class));
                 prop_assert_eq!(p.ip_len, 40 + h.payload_length);
+                prop_assert_eq!(p.flow_label, h.flow_label.value());
             }
             other => prop_assert!(false, "etherparse saw {:?}", other),
         }
@@ -120,6 +125,7 @@ proptest! {
                 ];
                 let want = flags.iter().filter(|(set, _)| *set).fold(0, |acc, (_, bit)| acc | bit);
                 prop_assert_eq!(p.tcp_flags, want);
+                prop_assert_eq!((p.tcp_seq, p.tcp_ack, p.tcp_win), (t.sequence_number, t.acknowledgment_number, t.window_size));
             }
             Some(TransportHeader::Udp(u)) => {
                 prop_assert_eq!((p.src_port, p.dst_port, p.has_ports), (u.source_port, u.destination_port, true));

@@ -17,7 +17,7 @@ use weir_engine::Logger;
 use weir_io::open_capture;
 use weir_io::output::Endpoint;
 use weir_rules::Names;
-use weir_wire::{decode, Direction, Packet};
+use weir_wire::{decode, Packet};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
@@ -89,7 +89,7 @@ fn load_packets(
     engine: &mut weir_engine::Engine,
 ) -> Result<Vec<Packet>, Failure> {
     let mut reader = open_capture(&args.read).map_err(|e| capture_failure(&args.read, e))?;
-    let default_dir: Direction = args.engine.dir.into();
+    let default_dir = crate::setup::default_direction(args.engine.dir, &args.engine.me);
     let fallback = args.engine.iface.as_deref();
     let limit = args.count.unwrap_or(u64::MAX);
     let mut packets = Vec::new();
@@ -100,7 +100,7 @@ fn load_packets(
             Err(e) => return Err(capture_failure(&args.read, e)),
         };
         let mut p = decode(frame.link_type, frame.data, frame.orig_len);
-        place(&mut p, &frame, default_dir);
+        place(&mut p, &frame, &default_dir);
         packets.push(p);
     }
     engine.set_interfaces(&interface_names(reader.interfaces(), fallback));

@@ -122,21 +122,42 @@ pub struct EngineArgs {
     #[arg(long, value_enum, default_value_t = VerdictArg::Drop, value_name = "VERDICT")]
     pub malformed: VerdictArg,
     /// Direction of packets whose capture does not say (pcapng flags and
-    /// Linux SLL headers do).
-    #[arg(long, value_enum, default_value_t = DirArg::In)]
-    pub dir: DirArg,
+    /// Linux SLL headers do). Without it, `--me` decides (to me: in, from
+    /// me: out), and anything else is in.
+    #[arg(long, value_enum)]
+    pub dir: Option<DirArg>,
     /// Interface name for captures that do not name theirs (all of pcap).
     #[arg(long, value_name = "NAME")]
     pub iface: Option<String>,
-    /// This host's addresses, for `me` and `me6` (comma-separated).
+    /// This host's addresses, for `me` and `me6` (comma-separated); rules
+    /// that name `me` need it.
     #[arg(long, value_name = "ADDR,...", value_delimiter = ',')]
     pub me: Vec<std::net::IpAddr>,
-    /// Set a dynamic-state tunable, overriding the ruleset: dyn_max,
-    /// dyn_syn_lifetime, dyn_ack_lifetime, dyn_fin_lifetime,
-    /// dyn_rst_lifetime, dyn_udp_lifetime, dyn_short_lifetime (seconds).
-    /// Repeatable.
+    /// Set an ipfw tunable, overriding the ruleset: one_pass (0: a packet
+    /// back from pipe, queue, netgraph, divert or nat goes on at the next
+    /// rule; 1, the default: it is accepted), default_to_accept,
+    /// net.link.ether.ipfw, dyn_max, dyn_syn_lifetime, dyn_ack_lifetime,
+    /// dyn_fin_lifetime, dyn_rst_lifetime, dyn_udp_lifetime,
+    /// dyn_short_lifetime (seconds). Repeatable.
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_sysctl)]
     pub sysctl: Vec<(String, u32)>,
+    /// The FIB (routing table) packets start in, for `fib N` rules
+    /// (`setfib` changes it for later rules).
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=0x7fff))]
+    pub fib: u16,
+    /// Seed of `prob` rules' draws: the same seed and capture, the same
+    /// verdicts.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// Leave out the rules of these sets (0..30), as `ipfw set disable N`
+    /// does (comma-separated, repeatable).
+    #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..=30))]
+    pub disable_set: Vec<u8>,
+    /// Also pass Ethernet frames through the rules at layer 2, before the
+    /// IP pass, as FreeBSD does with net.link.ether.ipfw=1: `mac`,
+    /// `mac-type` and `layer2` rules see them there.
+    #[arg(long)]
+    pub layer2: bool,
     #[command(flatten)]
     pub tables: TableArgs,
     #[command(flatten)]
@@ -176,8 +197,13 @@ fn parse_sysctl(s: &str) -> Result<(String, u32), String> {
         .split_once('=')
         .ok_or_else(|| format!("expected NAME=VALUE, found '{s}'"))?;
     let name = name.strip_prefix("net.inet.ip.fw.").unwrap_or(name);
-    if !weir_rules::STATE_SETTINGS.iter().any(|(n, _)| *n == name) {
-        let known: Vec<_> = weir_rules::STATE_SETTINGS.iter().map(|(n, _)| *n).collect();
+    let settings = || {
+        weir_rules::STATE_SETTINGS
+            .iter()
+            .chain(weir_rules::OTHER_SETTINGS)
+    };
+    if !settings().any(|(n, _)| *n == name) {
+        let known: Vec<_> = settings().map(|(n, _)| *n).collect();
         return Err(format!(
             "unknown tunable '{name}' (known: {})",
             known.join(", ")
@@ -188,6 +214,9 @@ fn parse_sysctl(s: &str) -> Result<(String, u32), String> {
         .map_err(|_| format!("'{value}' is not a number"))?;
     if let Some(why) = weir_rules::setting_error(name, value) {
         return Err(why);
+    }
+    if weir_rules::OTHER_SETTINGS.iter().any(|(n, _)| *n == name) && value > 1 {
+        return Err(format!("{name} is 0 or 1"));
     }
     Ok((name.to_owned(), value))
 }

@@ -7,7 +7,7 @@ use crate::setup::build_engine;
 use crate::Failure;
 use std::fmt::Write;
 use weir_engine::{
-    class, packet_class, tablearg_target, Engine, RuleAction, RuleTrace, Trace, Verdict,
+    class, packet_class, Engine, RuleAction, RuleTrace, Trace, Verdict,
 };
 use weir_io::open_capture;
 use weir_rules::Names;
@@ -22,7 +22,7 @@ pub fn explain(args: &ExplainArgs) -> Result<(), Failure> {
     let names = Names::system();
     let mut engine = build_engine(&args.rules, &args.engine, &names)?;
     let mut reader = open_capture(&args.read).map_err(|e| capture_failure(&args.read, e))?;
-    let default_dir: Direction = args.engine.dir.into();
+    let default_dir = crate::setup::default_direction(args.engine.dir, &args.engine.me);
     let mut index = 0u64;
     loop {
         let (frame, ifaces) = match reader.next_with_interfaces() {
@@ -39,7 +39,7 @@ pub fn explain(args: &ExplainArgs) -> Result<(), Failure> {
         index += 1;
         engine.set_interfaces(&interface_names(ifaces, args.engine.iface.as_deref()));
         let mut p = decode(frame.link_type, frame.data, frame.orig_len);
-        place(&mut p, &frame, default_dir);
+        place(&mut p, &frame, &default_dir);
         if index < args.packet {
             // Earlier packets go through too, so later state (counters,
             // logamount) is what a full replay would have.
@@ -112,7 +112,7 @@ fn report(
         }
         let target = match rule.action {
             RuleAction::Skipto(_) | RuleAction::Call(_) => rule.jump as usize,
-            RuleAction::SkiptoTablearg => tablearg_target(&engine.program, step.rule, p),
+            RuleAction::SkiptoTablearg => engine.tablearg_target(p, step.rule),
             RuleAction::Return => returns.pop().unwrap_or(expect),
             _ => expect,
         };
@@ -139,7 +139,7 @@ fn report(
         out,
         "decided by rule {:05} ({}): {}",
         rule.number,
-        rule.action.word(),
+        rule.action_text,
         verdict_word(d.verdict)
     );
     out

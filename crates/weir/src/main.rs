@@ -123,7 +123,10 @@ fn check_one(
         if label != args.rules.display().to_string() {
             // A ppp file's sets, one after another.
             text += &format!("# {label}\n");
-        } else if let Ok(rs) = weir_rules::parse_source(&setup::read_source(&args.rules)?) {
+        } else if let Ok(rs) = weir_rules::parse_source(
+            &setup::read_source(&args.rules)?,
+            &weir_rules::Names::system(),
+        ) {
             // Settings and `table ... add` lines first, as written.
             let header = weir_rules::Ruleset {
                 rules: Vec::new(),

@@ -7,7 +7,7 @@
 use crate::cli::RunArgs;
 use crate::outputs::{self, Output};
 use crate::report::{self, Summary};
-use crate::setup::{attach_logger, build_engine_and_set, LogOutput};
+use crate::setup::{attach_logger, build_engine_and_set, DefaultDir, LogOutput};
 use crate::{Failure, Progress};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -20,7 +20,9 @@ type Out = Box<dyn Write + Send>;
 
 /// Text attached to each decision, made once.
 pub struct Labels {
-    /// Per rule: ",00300,deny,\n" style CSV suffix and "rule 300 deny" comment.
+    /// Per rule and verdict (`2 * rule + drop`): ",300,deny,\n" style CSV
+    /// suffix and "rule 300 deny" comment, with the action that decided
+    /// ("pipe 1"), and the verdict too when the action does not say it.
     rule_csv: Vec<String>,
     rule_comment: Vec<String>,
     non_ip_csv: String,
@@ -33,18 +35,34 @@ impl Labels {
     pub fn new(engine: &Engine) -> Labels {
         let word = |v: Verdict| if v == Verdict::Pass { "allow" } else { "deny" };
         let policy = engine.policy;
+        // Each rule with each verdict: "allow" and "deny" say theirs.
+        let per_verdict = || {
+            engine.program.rules.iter().flat_map(|r| {
+                [Verdict::Pass, Verdict::Drop].map(move |v| {
+                    let plain = matches!(r.act, weir_engine::Act::Accept | weir_engine::Act::Deny);
+                    (
+                        r,
+                        (!plain).then(|| if v == Verdict::Pass { "pass" } else { "drop" }),
+                    )
+                })
+            })
+        };
         Labels {
-            rule_csv: engine
-                .program
-                .rules
-                .iter()
-                .map(|r| format!(",{},{},\n", r.number, r.action.word()))
+            rule_csv: per_verdict()
+                .map(|(r, note)| {
+                    let action = if r.action_text.contains(',') {
+                        format!("\"{}\"", r.action_text)
+                    } else {
+                        r.action_text.clone()
+                    };
+                    format!(",{},{action},{}\n", r.number, note.unwrap_or(""))
+                })
                 .collect(),
-            rule_comment: engine
-                .program
-                .rules
-                .iter()
-                .map(|r| format!("rule {} {}", r.number, r.action.word()))
+            rule_comment: per_verdict()
+                .map(|(r, note)| match note {
+                    Some(v) => format!("rule {} {} ({v})", r.number, r.action_text),
+                    None => format!("rule {} {}", r.number, r.action_text),
+                })
                 .collect(),
             non_ip_csv: format!(",-,{},non-ip\n", word(policy.non_ip)),
             non_ip_comment: format!("non-ip {}", word(policy.non_ip)),
@@ -61,7 +79,7 @@ impl Labels {
 
     pub fn csv(&self, d: &Decision, p: &Packet) -> &str {
         match (d.rule, p.l3) {
-            (Some(r), _) => &self.rule_csv[r],
+            (Some(r), _) => &self.rule_csv[2 * r + usize::from(d.verdict == Verdict::Drop)],
             (None, weir_wire::L3::Malformed(m)) => &self.malformed_csv[m as usize],
             (None, _) => &self.non_ip_csv,
         }
@@ -69,7 +87,7 @@ impl Labels {
 
     pub fn comment(&self, d: &Decision, p: &Packet) -> &str {
         match (d.rule, p.l3) {
-            (Some(r), _) => &self.rule_comment[r],
+            (Some(r), _) => &self.rule_comment[2 * r + usize::from(d.verdict == Verdict::Drop)],
             (None, weir_wire::L3::Malformed(m)) => &self.malformed_comment[m as usize],
             (None, _) => &self.non_ip_comment,
         }
@@ -171,12 +189,12 @@ pub fn interface_names<'a>(
 
 /// Fills in what the capture, not the frame bytes, knows about a packet.
 #[inline]
-pub fn place(p: &mut Packet, frame: &Frame<'_>, default_dir: Direction) {
+pub fn place(p: &mut Packet, frame: &Frame<'_>, default_dir: &DefaultDir) {
     p.iface = u16::try_from(frame.iface).unwrap_or(u16::MAX);
     if frame.direction != Direction::Unknown {
         p.direction = frame.direction;
     } else if p.direction == Direction::Unknown {
-        p.direction = default_dir;
+        p.direction = default_dir.of(p);
     }
 }
 
@@ -251,7 +269,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
             .transpose()?,
     };
 
-    let default_dir: Direction = args.engine.dir.into();
+    let default_dir = crate::setup::default_direction(args.engine.dir, &args.engine.me);
     let fallback = args.engine.iface.as_deref();
     let limit = args.count.unwrap_or(u64::MAX);
     let mut progress = Progress::for_input(&args.read);
@@ -274,7 +292,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         }
         index += 1;
         let mut p = decode(frame.link_type, frame.data, frame.orig_len);
-        place(&mut p, &frame, default_dir);
+        place(&mut p, &frame, &default_dir);
         engine.set_time(frame.ts_ns);
         let d = engine.decide(&p);
         if let Err(f) = out.write(&labels, index, &frame, ifaces, &p, &d) {

@@ -105,7 +105,7 @@ pub fn json(engine: &Engine, summary: &Summary) -> Value {
     for (rule, c) in engine.program.rules.iter().zip(engine.counters()) {
         items.push(json!({"rule": {
             "number": rule.number,
-            "action": rule.action.word(),
+            "action": rule.action_text,
             "text": rule.text,
             "counter": {"packets": c.packets, "bytes": c.bytes},
         }}));

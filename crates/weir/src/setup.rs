@@ -24,7 +24,7 @@ pub fn compile_source(
     names: &Names,
     opts: &CompileOptions,
 ) -> Result<Program, Failure> {
-    weir_rules::parse_source(source)
+    weir_rules::parse_source(source, names)
         .and_then(|ast| weir_engine::compile(&ast, names, opts))
         .map_err(|errors| rules_failure(file, source.text(), &errors))
 }
@@ -77,6 +77,38 @@ impl From<VerdictArg> for Verdict {
         match v {
             VerdictArg::Pass => Verdict::Pass,
             VerdictArg::Drop => Verdict::Drop,
+        }
+    }
+}
+
+/// The direction a packet whose capture does not say takes: `--dir`, or
+/// else what `--me` says (to me: in, from me: out), or else in.
+pub fn default_direction(dir: Option<DirArg>, me: &[std::net::IpAddr]) -> DefaultDir {
+    DefaultDir {
+        dir: dir.map(Direction::from),
+        me: me.iter().map(|a| addr_to_u128(*a)).collect(),
+    }
+}
+
+/// See [`default_direction`]; made once, used per packet without
+/// allocating.
+pub struct DefaultDir {
+    dir: Option<Direction>,
+    me: Vec<u128>,
+}
+
+impl DefaultDir {
+    #[inline]
+    pub fn of(&self, p: &weir_wire::Packet) -> Direction {
+        if let Some(d) = self.dir {
+            return d;
+        }
+        if self.me.contains(&p.dst) {
+            Direction::In
+        } else if self.me.contains(&p.src) {
+            Direction::Out
+        } else {
+            Direction::In
         }
     }
 }
@@ -136,12 +168,25 @@ pub fn build_engine_and_set(
     let opts = CompileOptions {
         default_allow: args.default_allow,
         tables: load_tables(&args.tables)?,
+        disabled_sets: args.disable_set.iter().fold(0, |m, s| m | 1 << s),
+        no_me: args.me.is_empty(),
     };
     let (mut program, set) = crate::ppp::load(rules, &args.ppp, names, &opts)?;
     for (name, value) in &args.sysctl {
-        program.state_config.set(name, *value);
+        let on = *value != 0;
+        match name.as_str() {
+            "one_pass" => program.one_pass = on,
+            "net.link.ether.ipfw" => program.layer2 = on,
+            "default_to_accept" => program.set_default_allow(on),
+            _ => {
+                program.state_config.set(name, *value);
+            }
+        }
     }
+    program.layer2 |= args.layer2;
     let mut engine = Engine::new(program);
+    engine.env.fib = args.fib;
+    engine.env.seed = args.seed;
     engine.dispatch = args.dispatch.into();
     if args.linear {
         engine.set_linear(true);

@@ -736,6 +736,48 @@ cases! {
     iptos_ipfw_semantics:
         "allow ip from any to any iptos lowdelay\n",
         "ip and ip[1] & 0x10 != 0", Nothing, 50;
+
+    // More header fields. ipid is IPv4 only (O_IPID `if (is_ipv4)`); dscp
+    // reads the IPv6 traffic class too; the TCP fields need a TCP header at
+    // offset 0 (libpcap's `tcp[…]` checks neither inside arithmetic, hence
+    // the explicit `tcp` and offset test in tcpdatalen).
+    ipid:
+        "allow ip from any to any ipid 0-1000\n",
+        "ip and ip[4:2] <= 1000", Nothing, 200;
+    dscp_not_zero:
+        "allow ip from any to any not dscp 0\n",
+        "(ip and ip[1] & 0xfc != 0) or (ip6 and (ip6[0:2] >> 6) & 0x3f != 0)", Nothing, 100;
+    dscp_ef_or_cs6:
+        "allow ip from any to any dscp ef,cs6\n",
+        "(ip and (ip[1] & 0xfc == 0xb8 or ip[1] & 0xfc == 0xc0)) \
+         or (ip6 and ((ip6[0:2] >> 6) & 0x3f == 46 or (ip6[0:2] >> 6) & 0x3f == 48))",
+        Nothing, 10;
+    tcpwin:
+        "allow tcp from any to any tcpwin 0-1024\n",
+        "tcp[14:2] <= 1024 or (ip6 and ip6[6] == 6 and ip6[54:2] <= 1024)", V6Ext, 1000;
+    tcpseq:
+        "allow tcp from any to any tcpseq 0\n",
+        "tcp[4:4] == 0 or (ip6 and ip6[6] == 6 and ip6[44:4] == 0)", V6Ext, 30;
+    tcpack:
+        "allow tcp from any to any tcpack 0\n",
+        "tcp[8:4] == 0 or (ip6 and ip6[6] == 6 and ip6[48:4] == 0)", V6Ext, 50;
+    tcpdatalen:
+        "allow tcp from any to any tcpdatalen 0\n",
+        "(ip and tcp and ip[6:2] & 0x1fff == 0 \
+          and ip[2:2] - ((ip[0] & 0xf) << 2) - ((tcp[12] & 0xf0) >> 2) == 0) \
+         or (ip6 and ip6[6] == 6 and ip6[4:2] - ((ip6[52] & 0xf0) >> 2) == 0)", V6Ext, 1000;
+
+    // MAC header, in the layer-2 pass (net.link.ether.ipfw=1): the rules
+    // see every Ethernet frame there, ARP included, so the expression is
+    // not limited to IP. The IP pass then allows.
+    mac_src:
+        "net.link.ether.ipfw=1\nallow ip from any to any mac any 02:00:00:00:00:01\n\
+         deny ip from any to any layer2\nallow ip from any to any\n",
+        "ether src 02:00:00:00:00:01", Nothing, 5000;
+    mac_type:
+        "net.link.ether.ipfw=1\nallow ip from any to any mac-type arp,ipv6\n\
+         deny ip from any to any layer2\nallow ip from any to any\n",
+        "arp or ip6", Nothing, 1000;
 }
 
 /// Everything IP, tagged or not. VLAN and QinQ frames are compared by every

@@ -3,7 +3,7 @@
 //! rules are grouped (one automaton per group).
 
 use super::fields::{family4, Constraints, Set, MAPPED_HI, MAPPED_LO, NO_PORTS};
-use crate::program::{class, terminal_verdict, Program, RuleAction};
+use crate::program::{class, Act, Program};
 use weir_wire::Packet;
 
 pub const FIELDS: usize = 5;
@@ -47,8 +47,11 @@ pub fn jumped_over(prog: &Program) -> Vec<bool> {
         .enumerate()
         .map(|(i, r)| {
             let over = furthest > i;
-            if matches!(r.action, RuleAction::Skipto(_) | RuleAction::Call(_)) {
-                furthest = furthest.max(r.jump as usize);
+            match r.act {
+                Act::Skipto | Act::Call => furthest = furthest.max(r.jump as usize),
+                // A table value may send the walk anywhere further on.
+                Act::SkiptoTablearg => furthest = usize::MAX,
+                _ => {}
             }
             over
         })
@@ -139,7 +142,9 @@ impl FamilyRules {
             // IPv6 sets were widened: only an unconstrained address is exact.
             let exact_addrs = !v6 || (c.src.is_none() && c.dst.is_none());
             f.definitive.push(
-                terminal_verdict(rule.action).is_some()
+                rule.act.verdict().is_some()
+                    && rule.prob.is_none()
+                    && !rule.defer
                     && !rule.probe
                     && c.exact
                     && exact_addrs

@@ -129,6 +129,7 @@ pub fn translate(
 fn simple_rule(number: u16, action: Action, log: Option<Log>, body: Body, comment: &str) -> Rule {
     Rule {
         number,
+        head: RuleHead::default(),
         action,
         log,
         body,
@@ -159,6 +160,7 @@ fn translate_rule(
     if !f.invert {
         return Ok(vec![Rule {
             number,
+            head: RuleHead::default(),
             action,
             log,
             body,
@@ -170,6 +172,7 @@ fn translate_rule(
     Ok(vec![
         Rule {
             number,
+            head: RuleHead::default(),
             action: Action::Skipto(number + 100),
             log: None,
             body,
@@ -178,6 +181,7 @@ fn translate_rule(
         },
         Rule {
             number: number + INVERT_OFFSET,
+            head: RuleHead::default(),
             action,
             log,
             body: Body::match_all(),
