@@ -27,7 +27,7 @@
 //!   matched, so skip the rest of the block.
 //!
 //! Exits: the first rule whose action ends the walk (allow, deny and its
-//! kin, fwd; pipe, queue, netgraph or nat with `one_pass`; NAT of a non-IPv4 packet; reass
+//! kin, fwd; a hand-off with `one_pass`; NAT of a non-IPv4 packet; reass
 //! of a fragment) returns its index and verdict. The last rule, 65535,
 //! matches everything and is terminal (verified at load), so every walk
 //! ends. `count`, `skipto`, `call`, `return`, `tee`, `setfib`, `setdscp`
@@ -295,10 +295,7 @@ fn run(
         Act::Nat | Act::Reass if ctx.layer2 => Some(Verdict::Pass),
         // NAT handles IPv4 only, and denies anything else.
         Act::Nat if p.ip_version != 4 => Some(Verdict::Drop),
-        Act::HandOff | Act::Nat if prog.one_pass => Some(Verdict::Pass),
-        // The divert daemon writes the packet back; it re-enters at the
-        // next rule whatever `one_pass` says (ipfw sets no IPFW_ONEPASS
-        // for divert), marked diverted.
+        Act::HandOff | Act::Divert | Act::Nat if prog.one_pass => Some(Verdict::Pass),
         Act::Divert => {
             ctx.diverted = if p.direction == Direction::Out { 2 } else { 1 };
             None

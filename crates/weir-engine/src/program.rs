@@ -268,8 +268,7 @@ pub enum Act {
     SetDscp(u8),
     SetDscpTablearg,
     TcpSetMss(u16),
-    /// `divert`: the packet goes to a divert socket and comes back at the
-    /// next rule (`one_pass` or not), a diverted packet.
+    /// `divert`: as a hand-off; coming back it is a diverted packet.
     Divert,
     /// `tee`, `ngtee`: a copy goes out; the packet goes on.
     Tee,

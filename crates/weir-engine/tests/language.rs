@@ -71,6 +71,8 @@ fn hand_offs_follow_one_pass() {
         "queue 2",
         "netgraph 3",
         "nat 1",
+        "divert 8668",
+        "divert natd",
     ] {
         let rules = format!("100 {action} ip from any to any\n200 deny ip from any to any\n");
         let mut e = engine(&rules);
@@ -79,16 +81,6 @@ fn hand_offs_follow_one_pass() {
         let mut e = engine(&rules);
         assert_eq!(decide(&mut e, &p), (200, DROP), "{action}, one_pass 0");
         assert_eq!(counts(&e), [1, 1, 0], "{action} counts and goes on");
-    }
-    // A divert daemon writes the packet back: it goes on at the next rule
-    // either way, as ipfw sets no one-pass mark for divert.
-    for one_pass in ["", "net.inet.ip.fw.one_pass=0\n"] {
-        for action in ["divert 8668", "divert natd"] {
-            let rules = format!("{one_pass}100 {action} ip from any to any\n200 deny ip from any to any\n");
-            let mut e = engine(&rules);
-            assert_eq!(decide(&mut e, &p), (200, DROP), "{rules}");
-            assert_eq!(counts(&e), [1, 1, 0], "{rules}");
-        }
     }
     // `ipfw disable one_pass` is the same switch.
     let mut e = engine("ipfw disable one_pass\n100 pipe 1 ip from any to any\n");
@@ -567,8 +559,7 @@ fn layer2_pass_sees_the_ethernet_header() {
 
 #[test]
 fn diverted_packets_come_back_marked() {
-    // With one_pass (the default) too: divert is not governed by it.
-    let rules = "100 divert natd ip from any to any not diverted\n200 allow ip from any to any diverted-loopback\n300 deny ip from any to any\n";
+    let rules = "net.inet.ip.fw.one_pass=0\n100 divert natd ip from any to any not diverted\n200 allow ip from any to any diverted-loopback\n300 deny ip from any to any\n";
     let mut e = engine(rules);
     assert_eq!(
         decide(&mut e, &udp_pkt("10.0.0.1", 1, "10.0.0.2", 2)),

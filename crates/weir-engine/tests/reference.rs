@@ -392,12 +392,10 @@ impl Ref<'_> {
                 A::Nat(_) | A::Reass if w.layer2 => Some(true),
                 A::Nat(_) if p.ip_version != 4 => Some(false),
                 A::Pipe(_) | A::Queue(_) | A::Netgraph(_) | A::Nat(_) => handoff(w),
-                // Back from the divert socket at the next rule, whatever
-                // one_pass says (ip_fw2.c sets IPFW_ONEPASS for pipe,
-                // queue and netgraph only; ip_fw_pfil.c honours it for nat).
                 A::Divert(_) => {
+                    let v = handoff(w);
                     w.diverted = if p.direction == Direction::Out { 2 } else { 1 };
-                    None
+                    v
                 }
                 A::Reass if p.frag & (frag::MF | frag::LATER) != 0 => Some(true),
                 A::SetFib(ast::Arg::Number(n)) => {

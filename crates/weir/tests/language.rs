@@ -62,8 +62,7 @@ fn trace(dir: &Path, packets: Vec<Vec<u8>>) -> std::path::PathBuf {
 
 /// A hand-off action names itself in the verdicts, with the fate the
 /// packet met: with one_pass (the default) it is accepted there; with
-/// one_pass=0 it comes back and goes on at the next rule. A diverted
-/// packet always comes back (the divert daemon writes it back).
+/// one_pass=0 it comes back and goes on at the next rule.
 #[test]
 fn hand_offs_name_themselves_and_follow_one_pass() {
     let dir = tempfile::tempdir().unwrap();
@@ -89,10 +88,11 @@ fn hand_offs_name_themselves_and_follow_one_pass() {
         [
             ("100".into(), "pipe 1".into(), "pass".into()),
             ("200".into(), "fwd 10.0.0.1,8080".into(), "pass".into()),
-            ("500".into(), "allow".into(), "".into()),
+            ("300".into(), "divert 8668".into(), "pass".into()),
         ]
     );
-    // Back from the pipe, the packet meets rule 400.
+    // Back from the pipe, the packet meets rule 400; back from divert, it
+    // is a diverted packet and skips 300.
     let back = verdicts(&run_verdicts(&rules, &t, &["--sysctl", "one_pass=0"]));
     assert_eq!(back[0], ("400".into(), "deny".into(), "".into()));
     assert_eq!(back[1].1, "fwd 10.0.0.1,8080", "fwd always passes");
