@@ -136,29 +136,33 @@ fn check_file(rules: &Path, ex: &Expectations, tmp: &Path) -> FileReport {
     for (k, run) in ex.runs.iter().enumerate() {
         let capture = tmp.join(format!("{file}.run{k}.pcapng"));
         craft::write_pcapng(&capture, &run.packets);
-        let Some(got) = replay(rules, &capture, run, tmp) else {
-            report.failures.push(format!(
-                "{file}:{}: weir run {:?} failed: {}",
-                run.line,
-                run.args,
-                indent(&replay_error(rules, &capture, run, tmp))
-            ));
-            continue;
+        let got = match replay(rules, &capture, run, tmp) {
+            Ok(got) => got,
+            Err(e) => {
+                report.failures.push(format!(
+                    "{file}:{}: weir run {:?} failed:\n{}",
+                    run.line,
+                    run.args,
+                    indent(&e)
+                ));
+                continue;
+            }
         };
         let (as_doc, mut failures) = compare(&file, run, &got);
         report.packets_as_documented += as_doc;
         report.failures.append(&mut failures);
         if let Some(canon) = &canon {
             match replay(canon, &capture, run, tmp) {
-                Some(c) if c == got => {}
-                Some(c) => report.failures.push(format!(
+                Ok(c) if c == got => {}
+                Ok(c) => report.failures.push(format!(
                     "{file}:{}: the canonical form decides differently: {}",
                     run.line,
                     first_difference(&got, &c)
                 )),
-                None => report.failures.push(format!(
-                    "{file}:{}: the canonical form does not replay",
-                    run.line
+                Err(e) => report.failures.push(format!(
+                    "{file}:{}: the canonical form does not replay:\n{}",
+                    run.line,
+                    indent(&e)
                 )),
             }
         }
@@ -198,51 +202,41 @@ struct Replay {
     counters: BTreeMap<u32, u64>,
 }
 
-fn run_args(rules: &Path, capture: &Path, run: &Run, verdicts: &Path) -> Vec<String> {
-    let mut args: Vec<String> = vec![
-        "run".into(),
-        rules.display().to_string(),
-        "-r".into(),
-        capture.display().to_string(),
-        "--verdicts".into(),
-        verdicts.display().to_string(),
-        "--json".into(),
-        "-q".into(),
-    ];
-    args.extend(run.args.iter().cloned());
-    args
-}
-
-fn replay(rules: &Path, capture: &Path, run: &Run, tmp: &Path) -> Option<Replay> {
+/// `weir run` with the verdicts in a file and the counters as JSON; its
+/// stderr if it fails.
+fn replay(rules: &Path, capture: &Path, run: &Run, tmp: &Path) -> Result<Replay, String> {
     let verdicts = tmp.join("verdicts.csv");
-    let out = weir(run_args(rules, capture, run, &verdicts));
+    let mut args: Vec<String> = vec!["run".into(), rules.display().to_string(), "-r".into()];
+    args.push(capture.display().to_string());
+    args.extend(["--verdicts".into(), verdicts.display().to_string()]);
+    args.extend(["--json".into(), "-q".into()]);
+    args.extend(run.args.iter().cloned());
+    let out = weir(&args);
     if out.status.code() != Some(0) {
-        return None;
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
     }
-    let decisions = parse_verdicts(&std::fs::read_to_string(&verdicts).ok()?)
+    let decisions = parse_verdicts(&std::fs::read_to_string(&verdicts).unwrap())
         .into_iter()
         .map(|v| Decision {
             rule: v.rule.unwrap_or(0),
             action: v.action,
         })
         .collect();
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON output");
     let mut counters = BTreeMap::new();
-    for item in json["weir"].as_array()? {
-        if let Some(rule) = item.get("rule") {
-            let n = rule["number"].as_u64()? as u32;
-            *counters.entry(n).or_insert(0) += rule["counter"]["packets"].as_u64()?;
-        }
+    for rule in json["weir"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i.get("rule"))
+    {
+        let n = rule["number"].as_u64().unwrap() as u32;
+        *counters.entry(n).or_insert(0) += rule["counter"]["packets"].as_u64().unwrap();
     }
-    Some(Replay {
+    Ok(Replay {
         decisions,
         counters,
     })
-}
-
-fn replay_error(rules: &Path, capture: &Path, run: &Run, tmp: &Path) -> String {
-    let out = weir(run_args(rules, capture, run, &tmp.join("verdicts.csv")));
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// Compares a replay with the table: the number of packets decided as
