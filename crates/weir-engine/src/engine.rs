@@ -247,8 +247,12 @@ impl Engine {
         let mut trace = Trace::default();
         let (prog, env, ctx) = (&self.program, &self.env, &Ctx::new(0));
         let matched = match self.dispatch {
-            DispatchKind::Match => rule_matches::<MatchDispatch, _>(prog, env, p, rule, ctx, &mut trace),
-            DispatchKind::Table => rule_matches::<TableDispatch, _>(prog, env, p, rule, ctx, &mut trace),
+            DispatchKind::Match => {
+                rule_matches::<MatchDispatch, _>(prog, env, p, rule, ctx, &mut trace)
+            }
+            DispatchKind::Table => {
+                rule_matches::<TableDispatch, _>(prog, env, p, rule, ctx, &mut trace)
+            }
         };
         trace.rule(rule, matched);
         trace.rules.pop().unwrap_or_default()

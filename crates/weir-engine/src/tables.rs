@@ -5,7 +5,9 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
-use weir_rules::{self as ast, Diagnostic, Errors, Names, Span, TableCmd, TableKey, TableKind, TableOp};
+use weir_rules::{
+    self as ast, Diagnostic, Errors, Names, Span, TableCmd, TableKey, TableKind, TableOp,
+};
 use weir_wire::{addr_to_u128, Packet};
 
 /// Most entries a number, interface or flow table may hold (as address

@@ -59,7 +59,7 @@
 //! Timestamps increase by 1 µs-4 ms per frame. Memory is bounded by the
 //! conversation tables, whatever `count` is.
 
-mod builder;
+pub mod builder;
 mod emit;
 mod flows;
 pub mod mix;

@@ -23,8 +23,8 @@ pub use ast::*;
 pub use diag::{render_all, Diagnostic, Errors, MAX_ERRORS};
 pub use names::Names;
 pub use parse::{
-    is_option_keyword, parse, parse_addr, parse_rule, parse_source, parse_with, AUTOINC_STEP,
-    MAX_RULE_NUMBER, OPTION_KEYWORDS, REFUSED_OPTIONS,
+    divert_service, is_option_keyword, parse, parse_addr, parse_rule, parse_source, parse_with,
+    AUTOINC_STEP, MAX_RULE_NUMBER, OPTION_KEYWORDS, REFUSED_OPTIONS,
 };
 pub use print::{print_ruleset, range_list};
 pub use source::{BadByte, Source};

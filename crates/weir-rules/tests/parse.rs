@@ -1030,7 +1030,11 @@ mod roundtrip {
         prop_oneof![
             // dyn_max is capped; the lifetimes take any number.
             (prop::sample::select(STATE_SETTINGS.to_vec()), 1u32..).prop_map(|(s, value)| {
-                let value = if s.0 == "dyn_max" { value % DYN_MAX_CAP + 1 } else { value };
+                let value = if s.0 == "dyn_max" {
+                    value % DYN_MAX_CAP + 1
+                } else {
+                    value
+                };
                 (s, value)
             }),
             (prop::sample::select(OTHER_SETTINGS.to_vec()), 0u32..=1),

@@ -747,7 +747,10 @@ mod tests {
         b.add(p24, 4).unwrap();
         b.add(v6, 6).unwrap();
         assert_eq!(b.remove(p16), Some(3));
-        assert_eq!((b.get(p8), b.get(p24), b.get(v6)), (Some(1), Some(4), Some(6)));
+        assert_eq!(
+            (b.get(p8), b.get(p24), b.get(v6)),
+            (Some(1), Some(4), Some(6))
+        );
         assert_eq!(b.remove(v6), Some(6));
         assert_eq!((b.len(), b.get(v6)), (2, None));
     }

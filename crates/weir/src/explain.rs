@@ -6,9 +6,7 @@ use crate::replay::{capture_failure, interface_names, place};
 use crate::setup::build_engine;
 use crate::Failure;
 use std::fmt::Write;
-use weir_engine::{
-    class, packet_class, Engine, RuleAction, RuleTrace, Trace, Verdict,
-};
+use weir_engine::{class, packet_class, Engine, RuleAction, RuleTrace, Trace, Verdict};
 use weir_io::open_capture;
 use weir_rules::Names;
 use weir_wire::{decode, tcp, Direction, Packet, L3};

@@ -302,7 +302,10 @@ pub fn programs_to_check(
         }
     };
     let labels: Vec<Option<String>> = match (file.format, &args.label) {
-        (Format::Conf, None) => ppp::conf_labels(file.source.text()).into_iter().map(Some).collect(),
+        (Format::Conf, None) => ppp::conf_labels(file.source.text())
+            .into_iter()
+            .map(Some)
+            .collect(),
         _ => vec![file.label(args)?.map(str::to_owned)],
     };
     let mut out = Vec::new();

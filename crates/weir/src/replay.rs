@@ -35,33 +35,43 @@ impl Labels {
     pub fn new(engine: &Engine) -> Labels {
         let word = |v: Verdict| if v == Verdict::Pass { "allow" } else { "deny" };
         let policy = engine.policy;
-        // Each rule with each verdict: "allow" and "deny" say theirs.
+        // Each rule with each verdict, as (action, note): "allow" and
+        // "deny" say theirs; other actions add the verdict. A drop by an
+        // action that does not drop (a state refused at `allow … limit`,
+        // `nat` of a packet NAT does not take) is a "deny", the note
+        // naming the action refused.
         let per_verdict = || {
             engine.program.rules.iter().flat_map(|r| {
                 [Verdict::Pass, Verdict::Drop].map(move |v| {
-                    let plain = matches!(r.act, weir_engine::Act::Accept | weir_engine::Act::Deny);
-                    (
-                        r,
-                        (!plain).then(|| if v == Verdict::Pass { "pass" } else { "drop" }),
-                    )
+                    let text = r.action_text.as_str();
+                    let (action, note) = match (r.act, v) {
+                        (weir_engine::Act::Accept, Verdict::Pass) | (weir_engine::Act::Deny, _) => {
+                            (text.to_owned(), String::new())
+                        }
+                        (_, Verdict::Pass) => (text.to_owned(), "pass".to_owned()),
+                        (_, Verdict::Drop) => ("deny".to_owned(), format!("{text} refused")),
+                    };
+                    (r, action, note)
                 })
             })
         };
         Labels {
             rule_csv: per_verdict()
-                .map(|(r, note)| {
-                    let action = if r.action_text.contains(',') {
-                        format!("\"{}\"", r.action_text)
-                    } else {
-                        r.action_text.clone()
+                .map(|(r, action, note)| {
+                    let quoted = |t: String| {
+                        if t.contains(',') {
+                            format!("\"{t}\"")
+                        } else {
+                            t
+                        }
                     };
-                    format!(",{},{action},{}\n", r.number, note.unwrap_or(""))
+                    format!(",{},{},{}\n", r.number, quoted(action), quoted(note))
                 })
                 .collect(),
             rule_comment: per_verdict()
-                .map(|(r, note)| match note {
-                    Some(v) => format!("rule {} {} ({v})", r.number, r.action_text),
-                    None => format!("rule {} {}", r.number, r.action_text),
+                .map(|(r, action, note)| match note.as_str() {
+                    "" => format!("rule {} {action}", r.number),
+                    note => format!("rule {} {action} ({note})", r.number),
                 })
                 .collect(),
             non_ip_csv: format!(",-,{},non-ip\n", word(policy.non_ip)),

@@ -4,7 +4,9 @@
 //! shell code blocks, and any `weir …` line of its other code blocks
 //! (`cargo run … -- ARGS` runs as `weir ARGS`). A command runs with bash,
 //! in a directory holding the files the README names (`rules.conf` is
-//! rules/demo.rules, `trace.pcap`, `in.pcap`, `in.pcapng`, and the files
+//! rules/demo.rules, `trace.pcap`, `in.pcap`, `in.pcapng`, `ppp.conf`
+//! (FreeBSD's sample, also for `/etc/ppp/ppp.conf`), `acl1` and
+//! `acl1_trace` (a generated ClassBench set and trace), and the files
 //! whose code block starts with `# NAME`, such as `ppp.filter`), and must
 //! exit 0. A command it cannot run is listed in [`NOT_RUN`] with the
 //! reason; anything else it meets, it runs.
@@ -49,6 +51,10 @@ const BLOCKS_NOT_RUN: &[(&str, &str)] = &[(
     "the command lines behind the probe measurements: they repeat the block above, \
      inside the namespaces that block makes and removes",
 )];
+
+/// Files the README names by a system path, and the fixture that stands
+/// for each (the commands run with the fixture's name instead).
+const SYSTEM_PATHS: &[(&str, &str)] = &[("/etc/ppp/ppp.conf", "ppp.conf")];
 
 /// Commands the README says may fail on some systems, the command it
 /// gives for them instead (which must then work), and why.
@@ -357,6 +363,28 @@ fn fixtures(place: &Place, blocks: &[Block]) {
             place.file(name).to_str().unwrap(),
         ]);
     }
+    // FreeBSD's own ppp.conf.sample (crates/weir/tests/ppp names its source).
+    fs::copy(
+        root.join("crates/weir/tests/ppp/ppp.conf.sample"),
+        place.file("ppp.conf"),
+    )
+    .unwrap();
+    // A ClassBench filter set and trace in the generators' format.
+    common::weir_ok([
+        "gen-rules",
+        "--like",
+        "acl",
+        "-n",
+        "200",
+        "--seed",
+        "2",
+        "-o",
+        place.file("acl1").to_str().unwrap(),
+        "--trace",
+        place.file("acl1_trace").to_str().unwrap(),
+        "--trace-n",
+        "1000",
+    ]);
     let (rules, input, pcapng) = (
         place.file("rules.conf"),
         place.file("in.pcap"),
@@ -427,7 +455,9 @@ fn every_readme_command_runs() {
                 eprintln!("readme: SKIPPED (needs root): {command}");
                 continue;
             }
-            let line = as_weir(&command);
+            let line = SYSTEM_PATHS
+                .iter()
+                .fold(as_weir(&command), |l, (path, file)| l.replace(path, file));
             n += 1;
             ran += 1;
             if let Some(line) = line.strip_suffix('&') {

@@ -204,11 +204,27 @@ fn compile_rule(
         probe,
         state_op,
         text: rule.to_string(),
-        action_text: rule.action.to_string(),
+        action_text: shown_action(&rule.action, names).to_string(),
         line: rule.span.line,
     };
     compiled.settle();
     Ok(compiled)
+}
+
+/// The action as `ipfw show` prints it: a divert or tee port by number
+/// (ipfw resolves `natd` when the rule is added).
+fn shown_action(action: &RuleAction, names: &Names) -> RuleAction {
+    use ast::{DivertPort, Port};
+    let number = |p: &DivertPort| match p {
+        DivertPort::Port(Port::Name(n, _)) => ast::divert_service(n, names)
+            .map_or_else(|| p.clone(), |n| DivertPort::Port(Port::Number(n))),
+        p => p.clone(),
+    };
+    match action {
+        RuleAction::Divert(p) => RuleAction::Divert(number(p)),
+        RuleAction::Tee(p) => RuleAction::Tee(number(p)),
+        a => a.clone(),
+    }
 }
 
 /// The implicit rule 65535: deny (or allow) everything.

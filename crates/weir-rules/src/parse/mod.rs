@@ -466,7 +466,7 @@ impl<'t, 'a, 'n> Parser<'t, 'a, 'n> {
                 )),
             };
         }
-        if DIVERT_SERVICES.iter().any(|(n, _)| *n == w) || self.names.service(w).is_some() {
+        if divert_service(w, self.names).is_some() {
             Ok(DivertPort::Port(Port::Name(w.to_owned(), span)))
         } else {
             Err(Diagnostic::new(
@@ -1003,6 +1003,15 @@ pub const UNREACH6_CODES: &[(&str, u8)] = &[
 
 /// Services of the `divert` pseudo-protocol in FreeBSD's /etc/services.
 pub const DIVERT_SERVICES: &[(&str, u16)] = &[("natd", 8668)];
+
+/// The port a divert service name stands for (`natd` is 8668).
+pub fn divert_service(name: &str, names: &Names) -> Option<u16> {
+    DIVERT_SERVICES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, port)| port)
+        .or_else(|| names.service(name))
+}
 
 fn code_of(names: &[(&str, u8)], w: &str) -> Option<u8> {
     names
