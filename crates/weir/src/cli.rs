@@ -134,8 +134,9 @@ pub struct EngineArgs {
     #[arg(long, value_name = "ADDR,...", value_delimiter = ',')]
     pub me: Vec<std::net::IpAddr>,
     /// Set an ipfw tunable, overriding the ruleset: one_pass (0: a packet
-    /// back from pipe, queue, netgraph, divert or nat goes on at the next
-    /// rule; 1, the default: it is accepted), default_to_accept,
+    /// back from pipe, queue, netgraph or nat goes on at the next rule; 1,
+    /// the default: it is accepted there; divert always comes back at the
+    /// next rule), default_to_accept,
     /// net.link.ether.ipfw, dyn_max, dyn_syn_lifetime, dyn_ack_lifetime,
     /// dyn_fin_lifetime, dyn_rst_lifetime, dyn_udp_lifetime,
     /// dyn_short_lifetime (seconds). Repeatable.
@@ -167,10 +168,10 @@ pub struct EngineArgs {
 /// Lookup tables from files.
 #[derive(Args, Debug, Clone, Default)]
 pub struct TableArgs {
-    /// Load lookup table NAME from FILE: one prefix per line with an
-    /// optional value (`10.0.0.0/8 7`), `#` comments. Rules use it as
-    /// `table(NAME)`; `table NAME add` lines in the ruleset add to it.
-    /// Repeatable.
+    /// Load address table NAME (starting with a letter) from FILE: one
+    /// prefix per line with an optional value (`10.0.0.0/8 7`), `#`
+    /// comments. Rules use it as `table(NAME)` or `lookup src-ip|dst-ip
+    /// NAME`; `table NAME add` lines in the ruleset add to it. Repeatable.
     #[arg(long = "table", value_name = "NAME=FILE", value_parser = parse_table_spec)]
     pub specs: Vec<(String, PathBuf)>,
 }
