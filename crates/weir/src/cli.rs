@@ -134,9 +134,8 @@ pub struct EngineArgs {
     #[arg(long, value_name = "ADDR,...", value_delimiter = ',')]
     pub me: Vec<std::net::IpAddr>,
     /// Set an ipfw tunable, overriding the ruleset: one_pass (0: a packet
-    /// back from pipe, queue, netgraph or nat goes on at the next rule; 1,
-    /// the default: it is accepted there; divert always comes back at the
-    /// next rule), default_to_accept,
+    /// back from pipe, queue, netgraph, nat or divert goes on at the next
+    /// rule; 1, the default: it is accepted there), default_to_accept,
     /// net.link.ether.ipfw, dyn_max, dyn_syn_lifetime, dyn_ack_lifetime,
     /// dyn_fin_lifetime, dyn_rst_lifetime, dyn_udp_lifetime,
     /// dyn_short_lifetime (seconds). Repeatable.
