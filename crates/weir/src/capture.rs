@@ -26,6 +26,7 @@ use weir_capture::{Capture, Config, Iface, KernelStats, LinkKind, RingMode};
 use weir_engine::{Engine, Logger, Verdict};
 use weir_io::output::{ErrorWatch, Watched};
 use weir_io::PcapWriter;
+use weir_live::metrics::{serve_workers, state_samples, Publisher, PUBLISH_INTERVAL};
 use weir_rules::Names;
 use weir_wire::{decode, Direction, LinkType};
 
@@ -35,6 +36,8 @@ const CAPTURE_EXAMPLES: &str = "Examples:
   weir capture -i eth0 rules.conf --counters            until Ctrl-C; then `ipfw show` counters
   weir capture -i eth0 rules.conf -c 10000 -w pass.pcap --drop-out drop.pcap
   weir capture -i eth0 rules.conf --workers 2 --json    two threads, flows spread by PACKET_FANOUT
+  weir capture -i eth0 rules.conf --metrics 127.0.0.1:9618
+                                      Prometheus metrics at http://127.0.0.1:9618/metrics
   weir capture -i eth0 rules.conf --immediate -Z nobody TPACKET_V2 for latency; run as nobody
 
 Needs root (or CAP_NET_RAW). The closing lines on stderr are tcpdump's:
@@ -106,6 +109,10 @@ pub struct CaptureArgs {
     /// No closing lines on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// Serve Prometheus metrics at http://ADDR/metrics (every worker's
+    /// counters summed; the same series as `weir inline --metrics`).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -217,6 +224,8 @@ struct Worker<'a> {
     duplicates: u64,
     shared: &'a Shared,
     out: &'a Outputs,
+    /// This worker's end of the metrics server, if one runs.
+    metrics: Option<Publisher>,
 }
 
 /// How long one `poll` waits for an empty ring: the longest a signal or
@@ -234,6 +243,7 @@ impl Worker<'_> {
                 duplicates,
                 shared,
                 out,
+                metrics: _,
             } = self;
             let Some(batch) = cap.next_batch(POLL_MS).map_err(runtime)? else {
                 continue;
@@ -292,9 +302,13 @@ impl Worker<'_> {
 
     /// Runs between batches (and after each empty poll), never per packet:
     /// says whether to go on. This is the place for work that must not
-    /// touch the packet path, such as checking for a ruleset reload or
-    /// publishing counters (issue 4, part 4).
+    /// touch the packet path, such as publishing counters.
     fn between_batches(&mut self) -> bool {
+        if let Some(m) = &mut self.metrics {
+            m.publish_every(PUBLISH_INTERVAL, &self.engine, || {
+                state_samples(&self.engine)
+            });
+        }
         !self.shared.stopping()
     }
 }
@@ -465,9 +479,18 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
         stop: AtomicU8::new(Stop::Running as u8),
         deadline: args.duration.map(|d| Instant::now() + d),
     };
+    let (publishers, server): (Vec<Option<Publisher>>, _) = match args.metrics {
+        Some(addr) => {
+            let (p, server) = serve_workers(addr, caps.len())
+                .map_err(|e| Failure::Runtime(format!("metrics {addr}: {e}")))?;
+            (p.into_iter().map(Some).collect(), Some(server))
+        }
+        None => (caps.iter().map(|_| None).collect(), None),
+    };
     let mut workers: Vec<Worker<'_>> = caps
         .into_iter()
-        .map(|cap| {
+        .zip(publishers)
+        .map(|(cap, metrics)| {
             let mut engine = replicate(&template);
             if let Some(sink) = &log_sink {
                 let w = LineSink {
@@ -491,14 +514,19 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
                 duplicates: 0,
                 shared: &shared,
                 out: &out,
+                metrics,
             }
         })
         .collect();
     weir_probe::sys::install_stop_handler()
         .map_err(|e| Failure::Runtime(format!("sigaction: {e}")))?;
     if !args.quiet {
+        let metrics = server
+            .as_ref()
+            .map(|m| format!(", metrics at http://{}/metrics", m.local_addr()))
+            .unwrap_or_default();
         outputs::note(&format!(
-            "weir capture: listening on {}, link-type {}, snapshot length {} bytes, {} ring, {} worker{}",
+            "weir capture: listening on {}, link-type {}, snapshot length {} bytes, {} ring, {} worker{}{metrics}",
             iface.name,
             link_name(link),
             args.snaplen,

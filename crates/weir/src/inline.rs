@@ -225,58 +225,6 @@ fn now_ns() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
-/// Dynamic-state counts, when the ruleset keeps states.
-fn state_samples(engine: &Engine) -> Vec<Sample> {
-    let Some(t) = engine.states() else {
-        return Vec::new();
-    };
-    let s = t.stats();
-    let sample = |name, help, kind, labels, value| Sample {
-        name,
-        help,
-        kind,
-        labels,
-        value,
-    };
-    vec![
-        sample(
-            "weir_states",
-            "Dynamic states alive.",
-            Kind::Gauge,
-            "",
-            s.live,
-        ),
-        sample(
-            "weir_states_created_total",
-            "Dynamic states made by keep-state, record-state and limit rules.",
-            Kind::Counter,
-            "",
-            s.created,
-        ),
-        sample(
-            "weir_states_expired_total",
-            "Dynamic states that outlived their lifetime.",
-            Kind::Counter,
-            "",
-            s.expired,
-        ),
-        sample(
-            "weir_states_refused_total",
-            "New states refused (the packet was denied).",
-            Kind::Counter,
-            "reason=\"full\"",
-            s.refused_full,
-        ),
-        sample(
-            "weir_states_refused_total",
-            "New states refused (the packet was denied).",
-            Kind::Counter,
-            "reason=\"limit\"",
-            s.refused_limit,
-        ),
-    ]
-}
-
 /// The queue's and the reloader's counters, beside the engine's.
 fn samples(queue: &Queue, reload: &Reloader<Engine>, engine: &Engine) -> Vec<Sample> {
     let k = queue.kernel_counters().unwrap_or_default();
@@ -361,6 +309,6 @@ fn samples(queue: &Queue, reload: &Reloader<Engine>, engine: &Engine) -> Vec<Sam
             engine.program.rules.len() as u64,
         ),
     ];
-    out.extend(state_samples(engine));
+    out.extend(weir_live::metrics::state_samples(engine));
     out
 }

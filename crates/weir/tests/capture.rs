@@ -149,6 +149,8 @@ impl Drop for Netns {
 struct CaptureProc {
     child: Option<Child>,
     stderr: mpsc::Receiver<String>,
+    /// The line that said it listens.
+    listening: String,
 }
 
 impl CaptureProc {
@@ -171,15 +173,19 @@ impl CaptureProc {
                 let _ = tx.send(line);
             }
         });
-        let p = CaptureProc {
+        let mut p = CaptureProc {
             child: Some(child),
             stderr: rx,
+            listening: String::new(),
         };
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match p.stderr.recv_timeout(left) {
-                Ok(l) if l.starts_with("weir capture: listening on ") => return p,
+                Ok(l) if l.starts_with("weir capture: listening on ") => {
+                    p.listening = l;
+                    return p;
+                }
                 Ok(_) => {}
                 Err(_) => panic!("weir capture did not start listening"),
             }
@@ -463,6 +469,72 @@ fn workers_share_flows_by_fanout_and_counters_merge_exactly() {
     );
     // Both workers wrote into one drop file: every datagram, once.
     assert_eq!(common::read_capture(&drop).frames.len(), udp as usize);
+}
+
+/// `--metrics` with two workers: a scrape shows both workers' counters
+/// summed, equal to the closing JSON report.
+#[test]
+fn metrics_show_every_worker_summed() {
+    if !can_use_netns("metrics_show_every_worker_summed") {
+        return;
+    }
+    let ns = Netns::create(7);
+    let dir = tempfile::tempdir().unwrap();
+    let rules = write_rules(dir.path(), &ruleset(&ns));
+    let cap = CaptureProc::start(
+        &ns.a,
+        &[
+            "-i",
+            &ns.if_a,
+            rules.to_str().unwrap(),
+            "--json",
+            "--workers",
+            "2",
+            "--metrics",
+            "127.0.0.1:0",
+        ],
+    );
+    let addr: std::net::SocketAddr = cap
+        .listening
+        .split("metrics at http://")
+        .nth(1)
+        .and_then(|a| a.strip_suffix("/metrics"))
+        .expect("the listening line names the metrics address")
+        .parse()
+        .unwrap();
+    let (udp, tcp, pings) = (60, 6, 2);
+    send_traffic(&ns, udp, tcp, pings);
+    // Workers publish every 100 ms between batches (an idle ring polls
+    // every 50 ms); the first scrape renders what they last published.
+    std::thread::sleep(Duration::from_millis(400));
+    let text = Netns::within(&ns.a, || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    });
+    let (out, _) = cap.finish(Some("-TERM"));
+    let r = report(&out);
+    for (number, packets) in &r.rules {
+        let scraped: u64 = text
+            .lines()
+            .filter(|l| l.starts_with(&format!("weir_rule_packets_total{{rule=\"{number}\",")))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum();
+        assert_eq!(scraped, *packets, "rule {number}:\n{text}");
+    }
+    let scraped_total: u64 = text
+        .lines()
+        .filter(|l| l.starts_with("weir_packets_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum();
+    assert_eq!(
+        scraped_total,
+        r.summary["packets"].as_u64().unwrap(),
+        "{text}"
+    );
+    assert!(r.summary["packets"].as_u64().unwrap() >= u64::from(udp));
 }
 
 #[test]

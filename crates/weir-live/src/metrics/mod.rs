@@ -6,8 +6,10 @@
 //! One call starts it: [`Metrics::serve`] binds the address and returns
 //! the publishing end; between batches the packet loop calls
 //! [`Metrics::publish_every`] with its engine and its own counters as
-//! [`Sample`]s. A mode whose counters live elsewhere (several workers, say)
-//! implements [`Source`] and calls [`serve`] itself.
+//! [`Sample`]s. Several packet threads with an engine each (capture
+//! workers) take one [`Publisher`] each from [`serve_workers`]; scrapes
+//! show their sum. A mode whose counters live elsewhere implements
+//! [`Source`] and calls [`serve`] itself.
 
 mod server;
 mod slot;
@@ -17,7 +19,7 @@ pub use server::{
     answer, route, serve, Limits, Route, Server, Shared, Source, CONTENT_TYPE_0_0_4,
     MAX_REQUEST_BYTES,
 };
-pub use slot::{slot, Latest, Publisher, RENDER_INTERVAL};
+pub use slot::{slot, slots, Latest, Publisher, RENDER_INTERVAL};
 pub use snapshot::{Kind, RuleSample, Sample, Snapshot};
 
 use std::io;
@@ -27,6 +29,13 @@ use weir_engine::Engine;
 
 /// How often [`Metrics::publish_every`] publishes by default.
 pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Binds `addr` and serves the sum of `n` packet threads' counters: one
+/// [`Publisher`] for each thread, with the default [`Limits`].
+pub fn serve_workers(addr: SocketAddr, n: usize) -> io::Result<(Vec<Publisher>, Server)> {
+    let (publishers, latest) = slots(n);
+    Ok((publishers, serve(addr, latest, Limits::default())?))
+}
 
 /// A running server and the packet thread's end of it.
 pub struct Metrics {
@@ -65,4 +74,56 @@ impl Metrics {
     ) {
         self.publisher.publish_every(interval, engine, extra);
     }
+}
+
+/// Dynamic-state counts, when the ruleset keeps states.
+pub fn state_samples(engine: &Engine) -> Vec<Sample> {
+    let Some(t) = engine.states() else {
+        return Vec::new();
+    };
+    let s = t.stats();
+    let sample = |name, help, kind, labels, value| Sample {
+        name,
+        help,
+        kind,
+        labels,
+        value,
+    };
+    vec![
+        sample(
+            "weir_states",
+            "Dynamic states alive.",
+            Kind::Gauge,
+            "",
+            s.live,
+        ),
+        sample(
+            "weir_states_created_total",
+            "Dynamic states made by keep-state, record-state and limit rules.",
+            Kind::Counter,
+            "",
+            s.created,
+        ),
+        sample(
+            "weir_states_expired_total",
+            "Dynamic states that outlived their lifetime.",
+            Kind::Counter,
+            "",
+            s.expired,
+        ),
+        sample(
+            "weir_states_refused_total",
+            "New states refused (the packet was denied).",
+            Kind::Counter,
+            "reason=\"full\"",
+            s.refused_full,
+        ),
+        sample(
+            "weir_states_refused_total",
+            "New states refused (the packet was denied).",
+            Kind::Counter,
+            "reason=\"limit\"",
+            s.refused_limit,
+        ),
+    ]
 }

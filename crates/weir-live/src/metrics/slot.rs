@@ -1,5 +1,5 @@
-//! The hand-over between the packet thread and the server: one slot
-//! holding the newest snapshot. Three snapshots rotate (the publisher's
+//! The hand-over between packet threads and the server: one slot per
+//! thread holding its newest snapshot; a scrape shows their sum. Three snapshots rotate (the publisher's
 //! scratch, the slot's, the server's), so after the first few publishes
 //! neither side allocates, and the lock is held only to swap two of them.
 
@@ -28,28 +28,43 @@ pub struct Publisher {
     last: Option<Instant>,
 }
 
-/// The server's end: renders the newest snapshot for a scrape.
+/// The server's end: renders the newest snapshots for a scrape, the sum
+/// of every publisher's.
 pub struct Latest {
-    slot: Arc<Mutex<Slot>>,
-    current: Snapshot,
+    slots: Vec<Arc<Mutex<Slot>>>,
+    /// The newest snapshot taken from each slot.
+    current: Vec<Snapshot>,
+    sum: Snapshot,
     body: Option<(Bytes, Instant)>,
 }
 
 /// A connected publisher and reader.
 pub fn slot() -> (Publisher, Latest) {
-    let slot = Arc::new(Mutex::new(Slot::default()));
-    (
-        Publisher {
-            slot: Arc::clone(&slot),
+    let (mut publishers, latest) = slots(1);
+    (publishers.remove(0), latest)
+}
+
+/// One publisher per packet thread (capture workers, each with its own
+/// engine) and one reader that shows their sum.
+pub fn slots(n: usize) -> (Vec<Publisher>, Latest) {
+    let slots: Vec<_> = (0..n.max(1))
+        .map(|_| Arc::new(Mutex::new(Slot::default())))
+        .collect();
+    let publishers = slots
+        .iter()
+        .map(|slot| Publisher {
+            slot: Arc::clone(slot),
             scratch: Snapshot::default(),
             last: None,
-        },
-        Latest {
-            slot,
-            current: Snapshot::default(),
-            body: None,
-        },
-    )
+        })
+        .collect();
+    let latest = Latest {
+        current: vec![Snapshot::default(); slots.len()],
+        slots,
+        sum: Snapshot::default(),
+        body: None,
+    };
+    (publishers, latest)
 }
 
 impl Publisher {
@@ -92,19 +107,28 @@ impl Source for Latest {
                 return body.clone();
             }
         }
-        let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
-        let fresh = std::mem::take(&mut slot.fresh);
-        if fresh {
-            std::mem::swap(&mut slot.snapshot, &mut self.current);
+        let mut fresh = false;
+        for (slot, current) in self.slots.iter().zip(&mut self.current) {
+            let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+            if std::mem::take(&mut slot.fresh) {
+                std::mem::swap(&mut slot.snapshot, current);
+                fresh = true;
+            }
         }
-        drop(slot);
         match &mut self.body {
             Some((body, at)) if !fresh => {
                 *at = Instant::now();
                 body.clone()
             }
             _ => {
-                let body = Bytes::from(self.current.render());
+                let body = match self.current.as_slice() {
+                    [one] => Bytes::from(one.render()),
+                    all => {
+                        self.sum.clone_from(&all[0]);
+                        all[1..].iter().for_each(|s| self.sum.add(s));
+                        Bytes::from(self.sum.render())
+                    }
+                };
                 self.body = Some((body.clone(), Instant::now()));
                 body
             }
@@ -148,11 +172,11 @@ mod tests {
     fn publish_never_waits_for_the_server() {
         let (mut publisher, latest) = slot();
         let e = engine("100 allow ip from any to any\n");
-        let held = latest.slot.lock().unwrap();
+        let held = latest.slots[0].lock().unwrap();
         assert!(!publisher.publish(&e, &[]), "the lock is held: skip");
         drop(held);
         assert!(publisher.publish(&e, &[]));
-        assert!(latest.slot.lock().unwrap().fresh);
+        assert!(latest.slots[0].lock().unwrap().fresh);
     }
 
     #[test]
@@ -167,6 +191,36 @@ mod tests {
             });
         }
         assert_eq!(calls, 1, "the first call publishes, the rest wait");
-        assert!(latest.slot.lock().unwrap().fresh);
+        assert!(latest.slots[0].lock().unwrap().fresh);
+    }
+
+    #[test]
+    fn a_scrape_shows_the_sum_of_every_publisher() {
+        let (mut publishers, mut latest) = slots(2);
+        let rules = "100 allow udp from any to any 9\n200 deny ip from any to any\n";
+        let (mut a, mut b) = (engine(rules), engine(rules));
+        decide(&mut a, 9);
+        decide(&mut b, 9);
+        decide(&mut b, 10);
+        let extra = |value| Sample {
+            name: "weir_states",
+            help: "States.",
+            kind: crate::metrics::Kind::Gauge,
+            labels: "",
+            value,
+        };
+        assert!(publishers[0].publish(&a, &[extra(1)]));
+        assert!(publishers[1].publish(&b, &[extra(2)]));
+        let body = latest.body();
+        let text = std::str::from_utf8(&body).unwrap();
+        for line in [
+            "weir_rule_packets_total{rule=\"100\",action=\"allow\"} 2\n",
+            "weir_rule_packets_total{rule=\"200\",action=\"deny\"} 1\n",
+            "weir_packets_total{verdict=\"pass\"} 2\n",
+            "weir_packets_total{verdict=\"drop\"} 1\n",
+            "weir_states 3\n",
+        ] {
+            assert!(text.contains(line), "{line} not in\n{text}");
+        }
     }
 }

@@ -70,6 +70,31 @@ impl Snapshot {
         self.extra.extend_from_slice(extra);
     }
 
+    /// Adds another packet thread's snapshot (workers running one program):
+    /// rule counters by position, statistics, and samples of the same name
+    /// and labels summed (counts of states, drops and the like add up).
+    pub fn add(&mut self, o: &Snapshot) {
+        if self.rules.len() == o.rules.len() {
+            for (a, b) in self.rules.iter_mut().zip(&o.rules) {
+                a.packets += b.packets;
+                a.bytes += b.bytes;
+            }
+        } else if self.rules.is_empty() {
+            self.rules.clone_from(&o.rules);
+        }
+        self.stats.add(&o.stats);
+        for b in &o.extra {
+            match self
+                .extra
+                .iter_mut()
+                .find(|a| (a.name, a.labels) == (b.name, b.labels))
+            {
+                Some(a) => a.value += b.value,
+                None => self.extra.push(*b),
+            }
+        }
+    }
+
     /// The text exposition format (version 0.0.4).
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(4096);
