@@ -6,7 +6,7 @@
 //! in a directory holding the files the README names (`rules.conf` is
 //! rules/demo.rules, `trace.pcap`, `in.pcap`, `in.pcapng`, `ppp.conf`
 //! (FreeBSD's sample, also for `/etc/ppp/ppp.conf`), `acl1` and
-//! `acl1_trace` (a generated ClassBench set and trace), and the files
+//! `acl1_trace` (ClassBench samples with flags, tests/classbench), and the files
 //! whose code block starts with `# NAME`, such as `ppp.filter`), and must
 //! exit 0. A command it cannot run is listed in [`NOT_RUN`] with the
 //! reason; anything else it meets, it runs.
@@ -369,22 +369,11 @@ fn fixtures(place: &Place, blocks: &[Block]) {
         place.file("ppp.conf"),
     )
     .unwrap();
-    // A ClassBench filter set and trace in the generators' format.
-    common::weir_ok([
-        "gen-rules",
-        "--like",
-        "acl",
-        "-n",
-        "200",
-        "--seed",
-        "2",
-        "-o",
-        place.file("acl1").to_str().unwrap(),
-        "--trace",
-        place.file("acl1_trace").to_str().unwrap(),
-        "--trace-n",
-        "1000",
-    ]);
+    // A ClassBench filter set with flags and the trace ClassBench's own
+    // trace_generator made from it (tests/classbench names the source).
+    let samples = root.join("crates/weir/tests/classbench");
+    fs::copy(samples.join("acl-flags.rules"), place.file("acl1")).unwrap();
+    fs::copy(samples.join("acl-flags.trace"), place.file("acl1_trace")).unwrap();
     let (rules, input, pcapng) = (
         place.file("rules.conf"),
         place.file("in.pcap"),
