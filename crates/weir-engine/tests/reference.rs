@@ -532,8 +532,13 @@ impl Ref<'_> {
     }
 
     fn addr_ok(&self, spec: &ast::AddrSpec, a: u128, p: &Packet) -> bool {
+        let hit = spec.items.iter().any(|item| self.addr_hit(item, a, p));
+        hit != spec.not
+    }
+
+    fn addr_hit(&self, item: &ast::Addr, a: u128, p: &Packet) -> bool {
         let ip = weir_wire::addr_from_u128(a, p.ip_version);
-        let hit = spec.items.iter().any(|item| match item {
+        match item {
             ast::Addr::Any => true,
             // ipfw's `me` is any local address, IPv4 or IPv6; `me6` IPv6.
             ast::Addr::Me => self.me.contains(&ip),
@@ -571,8 +576,8 @@ impl Ref<'_> {
                 }
                 _ => false,
             },
-        });
-        hit != spec.not
+            ast::Addr::Not(inner) => !self.addr_hit(inner, a, p),
+        }
     }
 
     fn ports_ok(&self, spec: &Option<ast::PortSpec>, p: &Packet, port: u16) -> bool {
@@ -747,6 +752,12 @@ fn gen_addr_spec() -> impl Strategy<Value = ast::AddrSpec> {
         len: 30,
         members: [bits, 0, 0, 0],
     });
+    // A member negated on its own, as ipfw allows in an or-block; not a
+    // table, whose tablearg the reference reads from hits only.
+    let negated = prop_oneof![gen_addr(), set.clone()]
+        .prop_filter("no table", |a| !matches!(a, ast::Addr::Table(..)))
+        .prop_map(|a| ast::Addr::Not(Box::new(a)));
+    let member = prop_oneof![4 => gen_addr(), 1 => negated];
     prop_oneof![
         5 => (
             prop::bool::weighted(0.2),
@@ -757,6 +768,15 @@ fn gen_addr_spec() -> impl Strategy<Value = ast::AddrSpec> {
                 not,
                 items,
                 or_block,
+            }),
+        2 => (
+            prop::bool::weighted(0.2),
+            prop::collection::vec(member, 1..4),
+        )
+            .prop_map(|(not, items)| ast::AddrSpec {
+                not,
+                items,
+                or_block: true,
             }),
         1 => (any::<bool>(), set).prop_map(|(not, s)| ast::AddrSpec {
             not,

@@ -191,6 +191,32 @@ fn or_blocks_and_negation() {
     assert_eq!(decide(&mut e, &icmp_pkt("192.0.2.1", "1.1.1.1", 8)).0, 200);
 }
 
+/// ipfw(8) RULE BODY: `{ x or not y or z }`, each member negated on its own.
+#[test]
+fn negated_member_of_an_address_block() {
+    let mut e = engine(
+        "100 allow ip from { 192.0.2.1 or not 1.2.3.0/24 or 198.51.100.0/24 } to any\n\
+         200 allow ip from any to { not 10.0.0.0/8 or 10.0.0.5 }\n\
+         300 deny ip from any to any\n",
+    );
+    assert_eq!(
+        decide(&mut e, &udp_pkt("192.0.2.1", 1, "10.0.0.1", 2)).0,
+        100
+    );
+    assert_eq!(decide(&mut e, &udp_pkt("1.2.4.1", 1, "10.0.0.1", 2)).0, 100);
+    assert_eq!(
+        decide(&mut e, &udp_pkt("2001:db8::1", 1, "10.0.0.1", 2)).0,
+        100
+    );
+    assert_eq!(decide(&mut e, &udp_pkt("1.2.3.9", 1, "10.0.0.1", 2)).0, 300);
+    assert_eq!(decide(&mut e, &udp_pkt("1.2.3.9", 1, "11.0.0.1", 2)).0, 200);
+    assert_eq!(decide(&mut e, &udp_pkt("1.2.3.9", 1, "10.0.0.5", 2)).0, 200);
+    let mut e = engine("100 deny ip from not { 10.0.0.1 or not 10.0.0.0/8 } to any\n");
+    assert_eq!(decide(&mut e, &udp_pkt("10.0.0.2", 1, "1.1.1.1", 2)).0, 100);
+    assert_ne!(decide(&mut e, &udp_pkt("10.0.0.1", 1, "1.1.1.1", 2)).0, 100);
+    assert_ne!(decide(&mut e, &udp_pkt("11.0.0.1", 1, "1.1.1.1", 2)).0, 100);
+}
+
 #[test]
 fn negated_address_list_needs_all_to_fail() {
     let mut e =

@@ -428,6 +428,9 @@ pub enum Addr {
         len: u8,
         members: [u64; 4],
     },
+    /// `not ADDR` as one member of an or-block (`{ a or not b }`, ipfw(8)
+    /// RULE BODY); never nested, never in a comma list.
+    Not(Box<Addr>),
 }
 
 /// `[not] N | N-M | NAME [, ...]`

@@ -249,6 +249,7 @@ impl Display for Addr {
                     .collect();
                 write!(f, "{base}/{len}{{{}}}", range_words(&hosts).join(","))
             }
+            Addr::Not(a) => write!(f, "not {a}"),
         }
     }
 }

@@ -184,6 +184,7 @@ fn canonical_forms_of_the_whole_language() {
         ("deny tcp from any to any !established", "deny tcp from any to any not established"),
         ("allow ( tcp or udp ) from any to any", "allow { tcp or udp } from any to any"),
         ("allow ip from ( 10.0.0.1 or 10.0.0.2 ) to any", "allow ip from { 10.0.0.1 or 10.0.0.2 } to any"),
+        ("allow ip from { 192.0.2.1 or not 1.2.3.0/24 or ! 198.51.100.0/24 } to any", "allow ip from { 192.0.2.1 or not 1.2.3.0/24 or not 198.51.100.0/24 } to any"),
         ("allow ip from any to any frag mf,!df", "allow ip from any to any frag mf,!df"),
         ("allow ip from any to any frag offset", "allow ip from any to any frag"),
         ("allow ip from any to any fragment in", "allow ip from any to any frag in"),
@@ -593,6 +594,19 @@ mod roundtrip {
                 items: vec![a],
                 or_block: false,
             }),
+            // ipfw(8) RULE BODY: `{ x or not y or z }`.
+            2 => (
+                any::<bool>(),
+                prop::collection::vec((any::<bool>(), addr()), 1..4),
+            )
+                .prop_map(|(not, members)| AddrSpec {
+                    not,
+                    items: members
+                        .into_iter()
+                        .map(|(neg, a)| if neg { Addr::Not(Box::new(a)) } else { a })
+                        .collect(),
+                    or_block: true,
+                }),
         ]
     }
 
