@@ -36,6 +36,7 @@
 use crate::ops::{Ctx, Dispatch, Env};
 use crate::program::*;
 use crate::state::StateTable;
+use weir_rules::ValueField;
 use weir_wire::{frag, tcp, tcpopt, Direction, Packet};
 
 /// At most this many `call`s are taken per packet; later ones fall through.
@@ -287,7 +288,7 @@ fn run(
     env: &Env,
     ctx: &mut Ctx,
 ) -> Option<Verdict> {
-    let tablearg = |ctx: &Ctx| prog.tablearg(hit, p, env, ctx).unwrap_or(0);
+    let tablearg = |ctx: &Ctx, f| prog.tablearg(hit, p, env, ctx, f).unwrap_or(0);
     match act {
         Act::Accept | Act::Fwd => Some(Verdict::Pass),
         Act::Deny => Some(Verdict::Drop),
@@ -307,7 +308,7 @@ fn run(
             None
         }
         Act::SetFibTablearg => {
-            ctx.set_fib((tablearg(ctx) & 0x7fff) as u16);
+            ctx.set_fib((tablearg(ctx, ValueField::Fib) & 0x7fff) as u16);
             None
         }
         Act::SetDscp(code) => {
@@ -315,7 +316,7 @@ fn run(
             None
         }
         Act::SetDscpTablearg => {
-            ctx.set_tos(((tablearg(ctx) & 0x3f) as u8) << 2 | ctx.tos(p) & 3);
+            ctx.set_tos(((tablearg(ctx, ValueField::Dscp) & 0x3f) as u8) << 2 | ctx.tos(p) & 3);
             None
         }
         Act::TcpSetMss(mss) => {
@@ -336,7 +337,7 @@ fn run(
 /// table value, if that is past this rule; else the next rule (ipfw never
 /// jumps back).
 pub fn tablearg_target(prog: &Program, ri: usize, p: &Packet, env: &Env, ctx: &Ctx) -> usize {
-    prog.tablearg(ri, p, env, ctx)
+    prog.tablearg(ri, p, env, ctx, ValueField::Skipto)
         .map(|v| prog.first_rule_at(v))
         .filter(|&t| t > ri)
         .unwrap_or(ri + 1)

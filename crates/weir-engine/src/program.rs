@@ -531,6 +531,9 @@ pub struct Program {
     /// Lookup tables by id, and their names (`table(NAME)`).
     pub tables: Vec<std::sync::Arc<crate::tables::Table>>,
     pub table_names: Vec<String>,
+    /// Each table's value types and typed values (`tables[i]`'s in
+    /// `table_values[i]`).
+    pub table_values: Vec<std::sync::Arc<crate::tables::Values>>,
     /// `table(NAME[,VALUE])` references, indexed by the table opcodes.
     pub table_refs: Vec<TableRef>,
     /// The tag number each tag bit stands for.
@@ -561,28 +564,77 @@ impl Program {
             .any(|r| r.probe || r.state_op != StateOp::None)
     }
 
-    /// The value `tablearg` stands for in rule `ri`: that of the first of
-    /// its table tests the packet passes (None if none does).
+    /// What `tablearg` stands for in rule `ri`, as the action reading
+    /// `field` sees it: the table test the packet passes and the value it
+    /// found there (None if none does).
     pub fn tablearg(
         &self,
         ri: usize,
         p: &weir_wire::Packet,
         env: &crate::ops::Env,
         ctx: &crate::ops::Ctx,
+        field: weir_rules::ValueField,
     ) -> Option<u32> {
-        self.rule_insns(&self.rules[ri])
-            .iter()
-            .find_map(|ins| crate::ops::table_lookup(ins, p, self, env, ctx))
+        let (ins, stored) = self.tablearg_hit(ri, p, env, ctx)?;
+        Some(self.value_field(ins, stored, field))
     }
 
-    /// A table reference's answer for a looked-up value: the value, if
-    /// the reference wants any value or this one.
+    /// `fwd tablearg`'s next hop: the value's `ipv4` field for an IPv4
+    /// packet, its `ipv6` field for an IPv6 one (ip_fw2.c, O_FORWARD_IP).
+    pub fn tablearg_next_hop(
+        &self,
+        ri: usize,
+        p: &weir_wire::Packet,
+        env: &crate::ops::Env,
+        ctx: &crate::ops::Ctx,
+    ) -> Option<std::net::IpAddr> {
+        let (ins, stored) = self.tablearg_hit(ri, p, env, ctx)?;
+        Some(if p.ip_version == 6 {
+            let nh6 = self.values_of(ins).map_or(0, |v| v.nh6(stored));
+            std::net::Ipv6Addr::from(nh6).into()
+        } else {
+            std::net::Ipv4Addr::from(self.value_field(ins, stored, weir_rules::ValueField::Nh4))
+                .into()
+        })
+    }
+
+    /// The first of rule `ri`'s table tests the packet passes, and what
+    /// its entry stores.
+    fn tablearg_hit(
+        &self,
+        ri: usize,
+        p: &weir_wire::Packet,
+        env: &crate::ops::Env,
+        ctx: &crate::ops::Ctx,
+    ) -> Option<(&Insn, u32)> {
+        self.rule_insns(&self.rules[ri]).iter().find_map(|ins| {
+            crate::ops::table_lookup(ins, p, self, env, ctx).map(|stored| (ins, stored))
+        })
+    }
+
+    /// The values of the table an instruction's reference names.
+    #[inline]
+    fn values_of(&self, ins: &Insn) -> Option<&crate::tables::Values> {
+        self.table_values
+            .get(self.table_refs[ins.arg as usize].table as usize)
+            .map(|v| &**v)
+    }
+
+    /// Field `f` of what an entry of the instruction's table stores.
+    #[inline]
+    fn value_field(&self, ins: &Insn, stored: u32, f: weir_rules::ValueField) -> u32 {
+        self.values_of(ins).map_or(stored, |v| v.field(stored, f))
+    }
+
+    /// A table reference's answer for a looked-up entry: what the entry
+    /// stores, if the reference wants any value or this one (a typed
+    /// value's `tag`, as ip_fw2.c compares `table(NAME,VALUE)`).
     #[inline]
     pub fn table_answer(&self, ins: &Insn, found: Option<u32>) -> Option<u32> {
         let v = found?;
         self.table_refs[ins.arg as usize]
             .value
-            .is_none_or(|want| want == v)
+            .is_none_or(|want| want == self.value_field(ins, v, weir_rules::ValueField::Tag))
             .then_some(v)
     }
 

@@ -1234,8 +1234,8 @@ proptest! {
         for t in &tables {
             if let ast::TableOp::Add { key, value, .. } = &t.op {
                 match ref_tables.iter_mut().find(|r| r.name == t.table) {
-                    Some(r) => r.entries.push((key.clone(), *value)),
-                    None => ref_tables.push(RefTable { name: t.table.clone(), entries: vec![(key.clone(), *value)] }),
+                    Some(r) => r.entries.push((key.clone(), value.number(ast::ValueField::Tag))),
+                    None => ref_tables.push(RefTable { name: t.table.clone(), entries: vec![(key.clone(), value.number(ast::ValueField::Tag))] }),
                 }
             }
         }

@@ -191,6 +191,30 @@ fn or_blocks_and_negation() {
     assert_eq!(decide(&mut e, &icmp_pkt("192.0.2.1", "1.1.1.1", 8)).0, 200);
 }
 
+/// Typed table values: `tablearg` reads the field its action needs
+/// (ip_fw2.c `TARG(arg, skipto|fib)`), and `table(NAME,VALUE)` compares
+/// the `tag` field.
+#[test]
+fn typed_table_values_feed_each_action_its_field() {
+    let mut e = engine(
+        "table A create type addr valtype tag,skipto,fib\n\
+         table A add 10.0.0.0/8 7,300,3\n\
+         table A add 11.0.0.0/8 9,400,0\n\
+         table A add 12.0.0.0/8 7,400,0\n\
+         100 setfib tablearg ip from table(A) to any\n\
+         200 skipto tablearg ip from table(A) to any\n\
+         250 deny ip from any to any\n\
+         300 allow ip from any to any fib 3\n\
+         310 deny ip from any to any\n\
+         400 allow ip from table(A,9) to any\n\
+         410 deny ip from any to any\n",
+    );
+    assert_eq!(decide(&mut e, &udp_pkt("10.0.0.1", 1, "1.1.1.1", 2)).0, 300);
+    assert_eq!(decide(&mut e, &udp_pkt("11.0.0.1", 1, "1.1.1.1", 2)).0, 400);
+    assert_eq!(decide(&mut e, &udp_pkt("12.0.0.1", 1, "1.1.1.1", 2)).0, 410);
+    assert_eq!(decide(&mut e, &udp_pkt("13.0.0.1", 1, "1.1.1.1", 2)).0, 250);
+}
+
 /// ipfw(8) RULE BODY: `{ x or not y or z }`, each member negated on its own.
 #[test]
 fn negated_member_of_an_address_block() {

@@ -39,6 +39,7 @@ pub fn compile(
         Ok(built) => {
             prog.table_names = built.names;
             prog.tables = built.tables.into_iter().map(std::sync::Arc::new).collect();
+            prog.table_values = built.values.into_iter().map(std::sync::Arc::new).collect();
         }
         Err(e) => e.into_iter().for_each(|e| errors.push(e)),
     }
