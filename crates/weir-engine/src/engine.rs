@@ -266,6 +266,43 @@ impl Engine {
         crate::eval::tablearg_target(&self.program, rule, p, &self.env, &Ctx::new(0))
     }
 
+    /// Rule `rule`'s action with `tablearg` replaced by what `p` finds in
+    /// the rule's table, each action reading its own field of the value
+    /// (ip_fw2.c `TARG(arg, pipe|divert|netgraph|nat|fib|dscp|skipto)`,
+    /// `fwd`'s next hop). None when the action takes no `tablearg` or `p`
+    /// finds nothing: the action's own text stands. Formats nothing, so a
+    /// caller pays only for the packets it asks about.
+    pub fn resolved_action(&self, p: &Packet, rule: usize) -> Option<crate::program::RuleAction> {
+        use crate::program::RuleAction as A;
+        use weir_rules::{Arg, DivertPort, NatArg, Port, ValueField as F};
+        let prog = &self.program;
+        let ctx = Ctx::new(0);
+        let field = |f| prog.tablearg(rule, p, &self.env, &ctx, f);
+        let arg = |f| field(f).map(Arg::Number);
+        let port = |f| {
+            let v = field(f)?;
+            Some(DivertPort::Port(Port::Number(u16::try_from(v).ok()?)))
+        };
+        let action = &prog.rules.get(rule)?.action;
+        Some(match action {
+            A::Pipe(Arg::Tablearg) => A::Pipe(arg(F::Pipe)?),
+            A::Queue(Arg::Tablearg) => A::Queue(arg(F::Pipe)?),
+            A::Netgraph(Arg::Tablearg) => A::Netgraph(arg(F::Netgraph)?),
+            A::Ngtee(Arg::Tablearg) => A::Ngtee(arg(F::Netgraph)?),
+            A::SetFib(Arg::Tablearg) => A::SetFib(arg(F::Fib)?),
+            A::SetDscp(Arg::Tablearg) => A::SetDscp(Arg::Number(field(F::Dscp)? & 0x3f)),
+            A::Divert(DivertPort::Tablearg) => A::Divert(port(F::Divert)?),
+            A::Tee(DivertPort::Tablearg) => A::Tee(port(F::Divert)?),
+            A::Nat(NatArg::Tablearg) => A::Nat(NatArg::Number(field(F::Nat)?)),
+            A::SkiptoTablearg => A::Skipto(u16::try_from(field(F::Skipto)?).ok()?),
+            A::Fwd(t) if t.addr.is_none() => A::Fwd(weir_rules::FwdTarget {
+                addr: Some(prog.tablearg_next_hop(rule, p, &self.env, &ctx)?),
+                port: t.port,
+            }),
+            _ => return None,
+        })
+    }
+
     /// Bytes the classifier holds (0 when off).
     pub fn classifier_memory(&self) -> usize {
         self.classifier.as_ref().map_or(0, Classifier::memory)

@@ -127,7 +127,7 @@ impl FlowTable {
 
 /// A table being filled.
 enum Draft<'a> {
-    Addr(AddrDraft<'a>),
+    Addr(Box<AddrDraft<'a>>),
     Number(BTreeMap<u32, u32>),
     Iface(BTreeMap<String, u32>),
     Flow(u8, HashMap<FlowKey, u32, ahash::RandomState>),
@@ -176,7 +176,9 @@ impl<'a> AddrDraft<'a> {
 impl Draft<'_> {
     fn new(kind: TableKind) -> Draft<'static> {
         match kind {
-            TableKind::Addr => Draft::Addr(AddrDraft::new(Cow::Owned(weir_table::Builder::new()))),
+            TableKind::Addr => Draft::Addr(Box::new(AddrDraft::new(Cow::Owned(
+                weir_table::Builder::new(),
+            )))),
             TableKind::Number => Draft::Number(BTreeMap::new()),
             TableKind::Iface => Draft::Iface(BTreeMap::new()),
             TableKind::Flow(f) => Draft::Flow(f, HashMap::default()),
@@ -293,7 +295,12 @@ pub fn build(
 ) -> Result<Built, Vec<Diagnostic>> {
     let mut drafts: BTreeMap<String, Draft> = files
         .iter()
-        .map(|(n, b)| (n.clone(), Draft::Addr(AddrDraft::new(Cow::Borrowed(b)))))
+        .map(|(n, b)| {
+            (
+                n.clone(),
+                Draft::Addr(Box::new(AddrDraft::new(Cow::Borrowed(b)))),
+            )
+        })
         .collect();
     let mut values: BTreeMap<String, Values> = BTreeMap::new();
     let mut errors = Errors::default();

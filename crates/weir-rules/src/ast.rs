@@ -453,6 +453,24 @@ impl Action {
         }
     }
 
+    /// Whether the action's argument is `tablearg` (`fwd tablearg` has
+    /// no address of its own).
+    pub fn takes_tablearg(&self) -> bool {
+        match self {
+            Action::SkiptoTablearg => true,
+            Action::Pipe(a)
+            | Action::Queue(a)
+            | Action::Netgraph(a)
+            | Action::Ngtee(a)
+            | Action::SetFib(a)
+            | Action::SetDscp(a) => *a == Arg::Tablearg,
+            Action::Divert(p) | Action::Tee(p) => *p == DivertPort::Tablearg,
+            Action::Nat(n) => *n == NatArg::Tablearg,
+            Action::Fwd(t) => t.addr.is_none(),
+            _ => false,
+        }
+    }
+
     /// Whether the action takes no body of its own (`check-state`, and
     /// `return` without one, print bare).
     pub fn bodyless(&self) -> bool {

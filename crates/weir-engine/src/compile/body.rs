@@ -362,20 +362,7 @@ impl<'a> RuleCompiler<'a> {
     /// `tablearg` in an action takes its value from a table test in the
     /// rule.
     pub fn check_tablearg(&self) -> CResult<()> {
-        use ast::{Action as A, Arg, DivertPort, NatArg};
-        let uses = match &self.rule.action {
-            A::SkiptoTablearg => true,
-            A::Pipe(a)
-            | A::Queue(a)
-            | A::Netgraph(a)
-            | A::Ngtee(a)
-            | A::SetFib(a)
-            | A::SetDscp(a) => *a == Arg::Tablearg,
-            A::Divert(p) | A::Tee(p) => *p == DivertPort::Tablearg,
-            A::Nat(n) => *n == NatArg::Tablearg,
-            A::Fwd(t) => t.addr.is_none(),
-            _ => false,
-        };
+        let uses = self.rule.action.takes_tablearg();
         let has_table = self.prog.insns[self.start..].iter().any(|i| {
             matches!(
                 i.op,
