@@ -404,18 +404,16 @@ impl Engine {
     ) -> Decision {
         self.stats.packets += 1;
         let mut ctx = Ctx::new(self.stats.packets);
-        // With net.link.ether.ipfw, an Ethernet frame passes the rules at
-        // layer 2 first (every rule, in order); a drop there is final.
+        // With net.link.ether.ipfw, an Ethernet frame also passes the rules
+        // at layer 2 (see `two_passes`).
         let layer2 = self.program.layer2 && p.has_mac;
         let decision = match p.l3 {
             L3::NonIp if layer2 => {
                 self.stats.non_ip += 1;
                 self.layer2_pass(p, &mut ctx, obs)
             }
-            L3::Ip => match layer2.then(|| self.layer2_pass(p, &mut ctx, obs)) {
-                Some(d) if d.verdict == Verdict::Drop => d,
-                _ => self.pass(p, leaves, false, &mut ctx, obs),
-            },
+            L3::Ip if layer2 => self.two_passes(p, leaves, &mut ctx, obs),
+            L3::Ip => self.pass(p, leaves, false, &mut ctx, obs),
             L3::NonIp => {
                 self.stats.non_ip += 1;
                 Decision {
@@ -436,6 +434,36 @@ impl Engine {
             Verdict::Drop => self.stats.dropped += 1,
         }
         decision
+    }
+
+    /// An Ethernet frame's two passes, in the kernel's order (ipfw(8)
+    /// PACKET FLOW): in, at layer 2 (ether_demux) and then at layer 3
+    /// (ip_input); out, at layer 3 (ip_output) and then at layer 2
+    /// (ether_output_frame). A drop ends it. The decision is the frame's
+    /// own, at layer 2, unless the IP pass dropped the packet.
+    #[inline(never)]
+    fn two_passes<O: Observer>(
+        &mut self,
+        p: &Packet,
+        leaves: Option<&Leaves>,
+        ctx: &mut Ctx,
+        obs: &mut O,
+    ) -> Decision {
+        if p.direction == weir_wire::Direction::Out {
+            let ip = self.pass(p, leaves, false, ctx, obs);
+            if ip.verdict == Verdict::Drop {
+                return ip;
+            }
+            return self.layer2_pass(p, ctx, obs);
+        }
+        let frame = self.layer2_pass(p, ctx, obs);
+        if frame.verdict == Verdict::Drop {
+            return frame;
+        }
+        match self.pass(p, leaves, false, ctx, obs) {
+            ip if ip.verdict == Verdict::Drop => ip,
+            _ => frame,
+        }
     }
 
     /// The layer-2 pass: every rule in order, MAC tests live. Out of line,

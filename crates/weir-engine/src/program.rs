@@ -270,8 +270,12 @@ pub enum Act {
     TcpSetMss(u16),
     /// `divert`: as a hand-off; coming back it is a diverted packet.
     Divert,
-    /// `tee`, `ngtee`: a copy goes out; the packet goes on.
+    /// `tee`: a copy goes to a divert socket; the packet goes on.
     Tee,
+    /// `ngtee`: a copy goes to netgraph; the packet goes on. Unlike `tee`,
+    /// it works in the layer-2 pass too (ip_fw2.c O_NGTEE has no
+    /// IPFW_ARGS_ETHER test).
+    Ngtee,
     /// `fwd`: pass, towards the rule's next hop.
     Fwd,
     /// `reass`: an IPv4 fragment goes to reassembly; others go on.
@@ -300,7 +304,8 @@ impl Act {
             RuleAction::Pipe(_) | RuleAction::Queue(_) | RuleAction::Netgraph(_) => Act::HandOff,
             RuleAction::Divert(_) => Act::Divert,
             RuleAction::Nat(_) => Act::Nat,
-            RuleAction::Tee(_) | RuleAction::Ngtee(_) => Act::Tee,
+            RuleAction::Tee(_) => Act::Tee,
+            RuleAction::Ngtee(_) => Act::Ngtee,
             RuleAction::Fwd(_) => Act::Fwd,
             RuleAction::SetFib(weir_rules::Arg::Number(n)) => Act::SetFib(*n as u16),
             RuleAction::SetFib(weir_rules::Arg::Tablearg) => Act::SetFibTablearg,

@@ -243,15 +243,35 @@ impl Ref<'_> {
             packet_no: self.packet_no,
             seed: self.seed,
         };
-        if self.layer2 && p.has_mac {
-            w.layer2 = true;
-            let (r, pass) = self.pass(p, &mut w, counts);
-            w.layer2 = false;
-            if !pass {
-                return (r, false);
-            }
+        if !(self.layer2 && p.has_mac) {
+            return self.pass(p, &mut w, counts);
         }
-        self.pass(p, &mut w, counts)
+        // A frame: layer 2 then IP inbound, IP then layer 2 outbound; the
+        // layer-2 decision stands unless the IP pass drops.
+        if p.direction == Direction::Out {
+            let ip = self.pass(p, &mut w, counts);
+            if !ip.1 {
+                return ip;
+            }
+            return self.layer2_pass(p, &mut w, counts);
+        }
+        let frame = self.layer2_pass(p, &mut w, counts);
+        if !frame.1 {
+            return frame;
+        }
+        let ip = self.pass(p, &mut w, counts);
+        if ip.1 {
+            frame
+        } else {
+            ip
+        }
+    }
+
+    fn layer2_pass(&mut self, p: &Packet, w: &mut Walk, counts: &mut [u64]) -> (usize, bool) {
+        w.layer2 = true;
+        let d = self.pass(p, w, counts);
+        w.layer2 = false;
+        d
     }
 
     fn pass(&mut self, p: &Packet, w: &mut Walk, counts: &mut [u64]) -> (usize, bool) {

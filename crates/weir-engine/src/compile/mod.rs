@@ -44,13 +44,14 @@ pub fn compile(
         Err(e) => e.into_iter().for_each(|e| errors.push(e)),
     }
     let mut default_allow = opts.default_allow;
+    let mut layer2 = None;
     prog.one_pass = true;
     for setting in &rs.settings {
         let on = setting.value != 0;
         match setting.name.as_str() {
             "one_pass" => prog.one_pass = on,
             "default_to_accept" => default_allow |= on,
-            "net.link.ether.ipfw" => prog.layer2 = on,
+            "net.link.ether.ipfw" => layer2 = Some(on),
             name if prog.state_config.set(name, setting.value) => {}
             name => errors.push(Diagnostic::new(
                 setting.span,
@@ -76,6 +77,14 @@ pub fn compile(
         }
     }
     let mut prog = errors.finish(prog)?;
+    // Rules that test the layer 2 only mean something on a host with
+    // net.link.ether.ipfw=1: a ruleset that has them gets the layer-2
+    // pass unless it says otherwise.
+    prog.layer2 = layer2.unwrap_or_else(|| {
+        prog.insns
+            .iter()
+            .any(|i| matches!(i.op, Op::Layer2 | Op::MacAddr | Op::MacType))
+    });
     prog.rules
         .push(default_rule(prog.insns.len() as u32, default_allow));
     resolve_jumps(&mut prog.rules);
