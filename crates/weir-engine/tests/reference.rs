@@ -648,7 +648,10 @@ impl Ref<'_> {
             Opt::Recv(i) => p.direction == Direction::In && iface(i),
             Opt::Xmit(i) => p.direction == Direction::Out && iface(i),
             Opt::ViaTable(..) => unreachable!("not generated"),
-            Opt::Established => is_tcp && p.tcp_flags & (tcp::ACK | tcp::RST) != 0,
+            // ip_fw2.c O_ESTAB: all but a bare SYN among RST, ACK, SYN.
+            Opt::Established => {
+                is_tcp && p.tcp_flags & (tcp::RST | tcp::ACK | tcp::SYN) != tcp::SYN
+            }
             Opt::Setup => is_tcp && p.tcp_flags & tcp::SYN != 0 && p.tcp_flags & tcp::ACK == 0,
             Opt::TcpFlags(s) => is_tcp && flags(p.tcp_flags, *s),
             Opt::TcpOptions(s) => is_tcp && flags(p.tcp_opts, *s),

@@ -314,6 +314,26 @@ fn tcp_options() {
     assert_eq!(counts, [1, 3, 1, 1, 4, 0]);
 }
 
+/// ip_fw2.c O_ESTAB: `(th_flags & (TH_RST|TH_ACK|TH_SYN)) != TH_SYN`, so
+/// a bare FIN, or no flag at all, is established; a bare SYN (with or
+/// without FIN, PSH, URG) is not.
+#[test]
+fn established_is_anything_but_a_bare_syn() {
+    let mut e = engine("100 allow tcp from any to any established\n200 deny ip from any to any\n");
+    for (flags, want) in [
+        (tcp::FIN, 100),
+        (0, 100),
+        (tcp::PSH, 100),
+        (tcp::SYN | tcp::RST, 100),
+        (tcp::SYN, 200),
+        (tcp::SYN | tcp::FIN, 200),
+        (tcp::SYN | tcp::PSH, 200),
+    ] {
+        let p = tcp_pkt("10.0.0.1", 1, "10.0.0.2", 2, flags);
+        assert_eq!(decide(&mut e, &p).0, want, "flags {flags:#x}");
+    }
+}
+
 #[test]
 fn icmp_and_ip_field_options() {
     let mut e = engine(
@@ -476,6 +496,13 @@ fn log_lines_look_like_ipfw_and_respect_logamount() {
         direction: Direction::Out,
         ..v6
     };
+    // ipfw(8): "A value of 0 removes any limit".
+    let out = logged(
+        "400 deny log logamount 0 tcp from any to any 23\n",
+        LogFormat::Text,
+        &[p, p, p],
+    );
+    assert_eq!(out.lines().count(), 3);
     let out = logged("100 count log ip from any to any\n", LogFormat::Text, &[v6]);
     assert_eq!(
         out,

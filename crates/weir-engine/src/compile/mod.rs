@@ -202,7 +202,11 @@ fn compile_rule(
         tag,
         state_name,
         defer,
-        log_limit: rule.log.map(|l| l.amount.unwrap_or(u32::MAX)),
+        // `logamount 0` is no limit (ipfw(8) "A value of 0 removes any
+        // limit"), as is no `logamount` with verbose_limit at its 0.
+        log_limit: rule
+            .log
+            .map(|l| l.amount.filter(|&n| n > 0).unwrap_or(u32::MAX)),
         start: start as u32,
         end: prog.insns.len() as u32,
         jump: 0,
