@@ -189,7 +189,7 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
                 continue;
             }
         }
-        if r.act.may_skip() && skips_action(r.act, p, ctx) {
+        if r.act.may_skip() && skips_action(r.act, p, ctx, depth, calls) {
             i = walk.next(hit + 1);
             continue;
         }
@@ -266,13 +266,17 @@ fn probe<D: Dispatch, O: Observer>(
 }
 
 /// Actions that do nothing here and leave the rule unmatched (uncounted):
-/// `divert`, `tee` and `fwd` in the layer-2 pass, and `reass` of an IPv6
-/// packet, as ipfw's kernel does.
+/// `divert`, `tee` and `fwd` in the layer-2 pass, `reass` of an IPv6
+/// packet, a `call` with the stack full and a `return` with it empty, as
+/// ipfw's kernel does (ip_fw2.c O_CALLRETURN: "On error both `call' and
+/// `return' just continue with next rule", before the counter).
 #[inline]
-fn skips_action(act: Act, p: &Packet, ctx: &Ctx) -> bool {
+fn skips_action(act: Act, p: &Packet, ctx: &Ctx, depth: usize, calls: u32) -> bool {
     match act {
         Act::Divert | Act::Tee | Act::Fwd => ctx.layer2,
         Act::Reass => p.ip_version == 6 && !ctx.layer2,
+        Act::Call => depth >= CALL_STACK_DEPTH || calls >= MAX_CALLS,
+        Act::Return => depth == 0,
         _ => false,
     }
 }

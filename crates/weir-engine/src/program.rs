@@ -241,9 +241,9 @@ pub struct AddrSet {
 pub use weir_rules::Action as RuleAction;
 
 /// What the evaluator does when a rule's action runs: the action reduced
-/// to its effect on the walk, arguments resolved. The four that can leave
-/// a rule unmatched (`divert`, `tee`, `fwd`, `reass`) come last, so that
-/// [`Act::may_skip`] is one compare.
+/// to its effect on the walk, arguments resolved. The six that can leave
+/// a rule unmatched (`call`, `return`, `divert`, `tee`, `fwd`, `reass`)
+/// come last, so that [`Act::may_skip`] is one compare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Act {
     /// `allow`: pass.
@@ -253,8 +253,6 @@ pub enum Act {
     Count,
     Skipto,
     SkiptoTablearg,
-    Call,
-    Return,
     CheckState,
     /// `pipe`, `queue`, `netgraph`: the packet comes back from the
     /// subsystem accepted (`one_pass`) or at the next rule.
@@ -268,14 +266,16 @@ pub enum Act {
     SetDscp(u8),
     SetDscpTablearg,
     TcpSetMss(u16),
-    /// `divert`: as a hand-off; coming back it is a diverted packet.
-    Divert,
-    /// `tee`: a copy goes to a divert socket; the packet goes on.
-    Tee,
     /// `ngtee`: a copy goes to netgraph; the packet goes on. Unlike `tee`,
     /// it works in the layer-2 pass too (ip_fw2.c O_NGTEE has no
     /// IPFW_ARGS_ETHER test).
     Ngtee,
+    Call,
+    Return,
+    /// `divert`: as a hand-off; coming back it is a diverted packet.
+    Divert,
+    /// `tee`: a copy goes to a divert socket; the packet goes on.
+    Tee,
     /// `fwd`: pass, towards the rule's next hop.
     Fwd,
     /// `reass`: an IPv4 fragment goes to reassembly; others go on.
@@ -317,10 +317,14 @@ impl Act {
     }
 
     /// Whether the action may leave its rule unmatched: `divert`, `tee`
-    /// and `fwd` in the layer-2 pass, `reass` of IPv6 (ipfw's kernel).
+    /// and `fwd` in the layer-2 pass, `reass` of IPv6, a `call` or
+    /// `return` that cannot be done (ipfw's kernel).
     #[inline(always)]
     pub fn may_skip(self) -> bool {
-        matches!(self, Act::Divert | Act::Tee | Act::Fwd | Act::Reass)
+        matches!(
+            self,
+            Act::Divert | Act::Tee | Act::Fwd | Act::Reass | Act::Call | Act::Return
+        )
     }
 
     /// The verdict when the action surely ends the walk; None otherwise
@@ -603,8 +607,11 @@ impl Program {
         })
     }
 
-    /// The first of rule `ri`'s table tests the packet passes, and what
-    /// its entry stores.
+    /// The last of rule `ri`'s table tests that looked the packet up and
+    /// found it, and what its entry stores: ipfw's kernel sets `tablearg`
+    /// at each lookup that finds the packet, in instruction order, and
+    /// skips the rest of an or-block once one member matched (ip_fw2.c,
+    /// `skip_or`).
     fn tablearg_hit(
         &self,
         ri: usize,
@@ -612,9 +619,23 @@ impl Program {
         env: &crate::ops::Env,
         ctx: &crate::ops::Ctx,
     ) -> Option<(&Insn, u32)> {
-        self.rule_insns(&self.rules[ri]).iter().find_map(|ins| {
-            crate::ops::table_lookup(ins, p, self, env, ctx).map(|stored| (ins, stored))
-        })
+        use crate::ops::Dispatch;
+        let mut hit = None;
+        let mut skip_or = false;
+        for ins in self.rule_insns(&self.rules[ri]) {
+            if skip_or {
+                skip_or = ins.flags & F_OR != 0;
+                continue;
+            }
+            if let Some(stored) = crate::ops::table_lookup(ins, p, self, env, ctx) {
+                hit = Some((ins, stored));
+            }
+            if ins.flags & F_OR != 0 {
+                let m = crate::ops::MatchDispatch::matches(ins, p, self, env, ctx);
+                skip_or = m ^ (ins.flags & F_NOT != 0);
+            }
+        }
+        hit
     }
 
     /// The values of the table an instruction's reference names.

@@ -343,10 +343,15 @@ impl Ref<'_> {
             }
             i = acting;
             let r = self.rules[i];
-            // Not done here: divert, tee, fwd at layer 2; reass of IPv6.
+            // Not done here: divert, tee, fwd at layer 2; reass of IPv6; a
+            // call with the stack full, a return with it empty (ip_fw2.c:
+            // "On error both `call' and `return' just continue with next
+            // rule", before the rule is counted).
             let skipped = match r.action {
                 ast::Action::Divert(_) | ast::Action::Tee(_) | ast::Action::Fwd(_) => w.layer2,
                 ast::Action::Reass => !w.layer2 && p.ip_version == 6,
+                ast::Action::Call(_) => stack.len() >= CALL_STACK_DEPTH || calls >= MAX_CALLS,
+                ast::Action::Return => stack.is_empty(),
                 _ => false,
             };
             if skipped {
@@ -456,22 +461,41 @@ impl Ref<'_> {
         (self.rules.len(), false)
     }
 
-    /// The value of the first table test of rule `r` the packet passes.
+    /// The value of the last table lookup of rule `r` that finds the
+    /// packet, as ipfw's kernel sets `tablearg` (a matching member of an
+    /// or-block ends it: the engine tries a list's prefixes first, then
+    /// its other members in order).
     fn tablearg(&self, r: &ast::Rule, p: &Packet, w: &Walk) -> Option<u32> {
-        let addrs = |spec: &ast::AddrSpec, a: u128| {
-            spec.items.iter().find_map(|item| match item {
+        let addrs = |spec: &ast::AddrSpec, a: u128| -> Option<u32> {
+            if spec.not {
+                return None; // a lookup that finds the packet fails the rule
+            }
+            let prefix = |i: &ast::Addr| matches!(i, ast::Addr::Prefix(..) | ast::Addr::Masked(..));
+            if spec
+                .items
+                .iter()
+                .any(|i| prefix(i) && self.addr_hit(i, a, p))
+            {
+                return None;
+            }
+            let first = spec
+                .items
+                .iter()
+                .filter(|i| !prefix(i) && !matches!(i, ast::Addr::Not(_)))
+                .find(|i| self.addr_hit(i, a, p))?;
+            match first {
                 ast::Addr::Table(t, v, _) => self.lookup_addr(t, *v, a, p.ip_version),
                 _ => None,
-            })
+            }
         };
-        addrs(&r.body.src, p.src)
+        let options = r.body.options.iter().filter_map(|o| match &o.opt {
+            ast::Opt::Lookup(k, t) => self.lookup(k, t, p, w),
+            _ => None,
+        });
+        options
+            .last()
             .or_else(|| addrs(&r.body.dst, p.dst))
-            .or_else(|| {
-                r.body.options.iter().find_map(|o| match &o.opt {
-                    ast::Opt::Lookup(k, t) => self.lookup(k, t, p, w),
-                    _ => None,
-                })
-            })
+            .or_else(|| addrs(&r.body.src, p.src))
     }
 
     fn table(&self, name: &str) -> &RefTable {

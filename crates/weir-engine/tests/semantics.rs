@@ -161,6 +161,8 @@ fn return_without_call_falls_through() {
         decide(&mut e, &udp_pkt("10.0.0.1", 1, "10.0.0.2", 2)),
         (200, Verdict::Pass)
     );
+    // ip_fw2.c: a failed return goes on without counting its rule.
+    assert_eq!(e.counters()[0].packets, 0);
 }
 
 #[test]
@@ -176,6 +178,10 @@ fn call_stack_is_bounded() {
         decide(&mut e, &udp_pkt("10.0.0.1", 1, "10.0.0.2", 2)),
         (1000, Verdict::Pass)
     );
+    // The first 16 calls are taken and counted; the rest fail, and a
+    // failed call goes on without counting its rule (ip_fw2.c).
+    let counted: Vec<u64> = e.counters()[..40].iter().map(|c| c.packets).collect();
+    assert_eq!(counted, [vec![1; 16], vec![0; 24]].concat());
 }
 
 #[test]
@@ -213,6 +219,22 @@ fn typed_table_values_feed_each_action_its_field() {
     assert_eq!(decide(&mut e, &udp_pkt("11.0.0.1", 1, "1.1.1.1", 2)).0, 400);
     assert_eq!(decide(&mut e, &udp_pkt("12.0.0.1", 1, "1.1.1.1", 2)).0, 410);
     assert_eq!(decide(&mut e, &udp_pkt("13.0.0.1", 1, "1.1.1.1", 2)).0, 250);
+}
+
+/// With two table tests, `tablearg` is the value of the last lookup that
+/// found the packet (ip_fw2.c sets it at each lookup).
+#[test]
+fn tablearg_is_the_last_lookup() {
+    let mut e = engine(
+        "table A add 10.0.0.0/8 300\ntable B add 1.1.1.0/24 400\n\
+         100 skipto tablearg ip from table(A) to table(B)\n\
+         200 skipto tablearg ip from table(A) to { table(B) or 2.2.2.2 }\n\
+         300 allow ip from any to any\n\
+         400 deny ip from any to any\n",
+    );
+    assert_eq!(decide(&mut e, &udp_pkt("10.0.0.1", 1, "1.1.1.1", 2)).0, 400);
+    // Rule 100 fails; at 200 the destination's block finds nothing in B.
+    assert_eq!(decide(&mut e, &udp_pkt("10.0.0.1", 1, "2.2.2.2", 2)).0, 300);
 }
 
 /// ipfw(8) RULE BODY: `{ x or not y or z }`, each member negated on its own.
