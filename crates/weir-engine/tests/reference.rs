@@ -488,12 +488,12 @@ impl Ref<'_> {
                 _ => None,
             }
         };
-        let options = r.body.options.iter().filter_map(|o| match &o.opt {
+        let mut options = r.body.options.iter().filter_map(|o| match &o.opt {
             ast::Opt::Lookup(k, t) => self.lookup(k, t, p, w),
             _ => None,
         });
         options
-            .last()
+            .next_back()
             .or_else(|| addrs(&r.body.dst, p.dst))
             .or_else(|| addrs(&r.body.src, p.src))
     }
