@@ -206,6 +206,35 @@ fn check_reports_every_error_in_a_file() {
     );
 }
 
+/// `check --print` keeps the rules of disabled sets (with their `set`),
+/// and its `set disable` line keeps them out when read back.
+#[test]
+fn check_print_keeps_rules_of_disabled_sets() {
+    let dir = tmp();
+    let f = write(
+        dir.path(),
+        "r.rules",
+        "ipfw add 100 set 3 deny ip from 10.0.0.0/8 to any\n\
+         ipfw add 200 allow ip from any to any\n\
+         ipfw set disable 3\n",
+    );
+    let printed = stdout(&weir_ok(["check".as_ref(), "--print".as_ref(), p(&f)]));
+    assert_eq!(
+        printed,
+        "ipfw set disable 3\n\
+         00100 set 3 deny ip from 10.0.0.0/8 to any\n\
+         00200 allow ip from any to any\n\
+         # 65535 deny ip from any to any (implicit)\n"
+    );
+    let g = write(dir.path(), "canon.rules", &printed);
+    let packets = [(0, ipv4([10, 0, 0, 1], [192, 0, 2, 1], 17, 5000, 53, 0))];
+    let t = write_trace(dir.path(), "t.pcap", &packets);
+    for rules in [&f, &g] {
+        let out = run_verdicts(rules, &t, &[]);
+        assert_eq!(rule_actions(&out), ["200,allow"], "set 3 stays disabled");
+    }
+}
+
 #[test]
 fn check_print_is_canonical_and_stable() {
     let dir = tmp();
