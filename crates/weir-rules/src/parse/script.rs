@@ -711,21 +711,22 @@ fn value_types(p: &mut Parser) -> PResult<ValueTypes> {
 /// A typed value: one comma-separated part per field of `types`, in
 /// field order, as ipfw's `tentry_fill_value` reads them (sbin/ipfw/tables.c).
 fn typed_value(p: &mut Parser, types: ValueTypes) -> PResult<TypedValue> {
-    let wanted: Vec<&str> = types.fields().map(ValueField::name).collect();
+    let wrong_count = |p: &Parser| {
+        let wanted: Vec<&str> = types.fields().map(ValueField::name).collect();
+        let msg = format!(
+            "this table's values have {} fields: {}",
+            wanted.len(),
+            wanted.join(",")
+        );
+        Diagnostic::new(p.here(), msg)
+    };
     let mut v = TypedValue {
         types,
         ..TypedValue::default()
     };
     for (k, field) in types.fields().enumerate() {
         if k > 0 && !p.eat(Tok::Comma) {
-            return Err(Diagnostic::new(
-                p.here(),
-                format!(
-                    "this table's values have {} fields: {}",
-                    wanted.len(),
-                    wanted.join(",")
-                ),
-            ));
+            return Err(wrong_count(p));
         }
         let (w, span) = p.word(&format!("a value for '{}'", field.name()))?;
         let bad = || Diagnostic::new(span, format!("bad {} value '{w}'", field.name()));
@@ -745,14 +746,7 @@ fn typed_value(p: &mut Parser, types: ValueTypes) -> PResult<TypedValue> {
         }
     }
     if p.peek().is_some_and(|t| t.tok == Tok::Comma) {
-        return Err(Diagnostic::new(
-            p.here(),
-            format!(
-                "this table's values have {} fields: {}",
-                wanted.len(),
-                wanted.join(",")
-            ),
-        ));
+        return Err(wrong_count(p));
     }
     Ok(v)
 }
