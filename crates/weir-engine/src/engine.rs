@@ -266,6 +266,43 @@ impl Engine {
         crate::eval::tablearg_target(&self.program, rule, p, &self.env, &Ctx::new(0))
     }
 
+    /// Rule `rule`'s action with `tablearg` replaced by what `p` finds in
+    /// the rule's table, each action reading its own field of the value
+    /// (ip_fw2.c `TARG(arg, pipe|divert|netgraph|nat|fib|dscp|skipto)`,
+    /// `fwd`'s next hop). None when the action takes no `tablearg` or `p`
+    /// finds nothing: the action's own text stands. Formats nothing, so a
+    /// caller pays only for the packets it asks about.
+    pub fn resolved_action(&self, p: &Packet, rule: usize) -> Option<crate::program::RuleAction> {
+        use crate::program::RuleAction as A;
+        use weir_rules::{Arg, DivertPort, NatArg, Port, ValueField as F};
+        let prog = &self.program;
+        let ctx = Ctx::new(0);
+        let field = |f| prog.tablearg(rule, p, &self.env, &ctx, f);
+        let arg = |f| field(f).map(Arg::Number);
+        let port = |f| {
+            let v = field(f)?;
+            Some(DivertPort::Port(Port::Number(u16::try_from(v).ok()?)))
+        };
+        let action = &prog.rules.get(rule)?.action;
+        Some(match action {
+            A::Pipe(Arg::Tablearg) => A::Pipe(arg(F::Pipe)?),
+            A::Queue(Arg::Tablearg) => A::Queue(arg(F::Pipe)?),
+            A::Netgraph(Arg::Tablearg) => A::Netgraph(arg(F::Netgraph)?),
+            A::Ngtee(Arg::Tablearg) => A::Ngtee(arg(F::Netgraph)?),
+            A::SetFib(Arg::Tablearg) => A::SetFib(arg(F::Fib)?),
+            A::SetDscp(Arg::Tablearg) => A::SetDscp(Arg::Number(field(F::Dscp)? & 0x3f)),
+            A::Divert(DivertPort::Tablearg) => A::Divert(port(F::Divert)?),
+            A::Tee(DivertPort::Tablearg) => A::Tee(port(F::Divert)?),
+            A::Nat(NatArg::Tablearg) => A::Nat(NatArg::Number(field(F::Nat)?)),
+            A::SkiptoTablearg => A::Skipto(u16::try_from(field(F::Skipto)?).ok()?),
+            A::Fwd(t) if t.addr.is_none() => A::Fwd(weir_rules::FwdTarget {
+                addr: Some(prog.tablearg_next_hop(rule, p, &self.env, &ctx)?),
+                port: t.port,
+            }),
+            _ => return None,
+        })
+    }
+
     /// Bytes the classifier holds (0 when off).
     pub fn classifier_memory(&self) -> usize {
         self.classifier.as_ref().map_or(0, Classifier::memory)
@@ -367,18 +404,16 @@ impl Engine {
     ) -> Decision {
         self.stats.packets += 1;
         let mut ctx = Ctx::new(self.stats.packets);
-        // With net.link.ether.ipfw, an Ethernet frame passes the rules at
-        // layer 2 first (every rule, in order); a drop there is final.
+        // With net.link.ether.ipfw, an Ethernet frame also passes the rules
+        // at layer 2 (see `two_passes`).
         let layer2 = self.program.layer2 && p.has_mac;
         let decision = match p.l3 {
             L3::NonIp if layer2 => {
                 self.stats.non_ip += 1;
                 self.layer2_pass(p, &mut ctx, obs)
             }
-            L3::Ip => match layer2.then(|| self.layer2_pass(p, &mut ctx, obs)) {
-                Some(d) if d.verdict == Verdict::Drop => d,
-                _ => self.pass(p, leaves, false, &mut ctx, obs),
-            },
+            L3::Ip if layer2 => self.two_passes(p, leaves, &mut ctx, obs),
+            L3::Ip => self.pass(p, leaves, false, &mut ctx, obs),
             L3::NonIp => {
                 self.stats.non_ip += 1;
                 Decision {
@@ -399,6 +434,36 @@ impl Engine {
             Verdict::Drop => self.stats.dropped += 1,
         }
         decision
+    }
+
+    /// An Ethernet frame's two passes, in the kernel's order (ipfw(8)
+    /// PACKET FLOW): in, at layer 2 (ether_demux) and then at layer 3
+    /// (ip_input); out, at layer 3 (ip_output) and then at layer 2
+    /// (ether_output_frame). A drop ends it. The decision is the frame's
+    /// own, at layer 2, unless the IP pass dropped the packet.
+    #[inline(never)]
+    fn two_passes<O: Observer>(
+        &mut self,
+        p: &Packet,
+        leaves: Option<&Leaves>,
+        ctx: &mut Ctx,
+        obs: &mut O,
+    ) -> Decision {
+        if p.direction == weir_wire::Direction::Out {
+            let ip = self.pass(p, leaves, false, ctx, obs);
+            if ip.verdict == Verdict::Drop {
+                return ip;
+            }
+            return self.layer2_pass(p, ctx, obs);
+        }
+        let frame = self.layer2_pass(p, ctx, obs);
+        if frame.verdict == Verdict::Drop {
+            return frame;
+        }
+        match self.pass(p, leaves, false, ctx, obs) {
+            ip if ip.verdict == Verdict::Drop => ip,
+            _ => frame,
+        }
     }
 
     /// The layer-2 pass: every rule in order, MAC tests live. Out of line,

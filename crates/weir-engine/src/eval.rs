@@ -36,6 +36,7 @@
 use crate::ops::{Ctx, Dispatch, Env};
 use crate::program::*;
 use crate::state::StateTable;
+use weir_rules::ValueField;
 use weir_wire::{frag, tcp, tcpopt, Direction, Packet};
 
 /// At most this many `call`s are taken per packet; later ones fall through.
@@ -188,7 +189,7 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
                 continue;
             }
         }
-        if r.act.may_skip() && skips_action(r.act, p, ctx) {
+        if r.act.may_skip() && skips_action(r.act, p, ctx, depth, calls) {
             i = walk.next(hit + 1);
             continue;
         }
@@ -265,13 +266,17 @@ fn probe<D: Dispatch, O: Observer>(
 }
 
 /// Actions that do nothing here and leave the rule unmatched (uncounted):
-/// `divert`, `tee` and `fwd` in the layer-2 pass, and `reass` of an IPv6
-/// packet, as ipfw's kernel does.
+/// `divert`, `tee` and `fwd` in the layer-2 pass, `reass` of an IPv6
+/// packet, a `call` with the stack full and a `return` with it empty, as
+/// ipfw's kernel does (ip_fw2.c O_CALLRETURN: "On error both `call' and
+/// `return' just continue with next rule", before the counter).
 #[inline]
-fn skips_action(act: Act, p: &Packet, ctx: &Ctx) -> bool {
+fn skips_action(act: Act, p: &Packet, ctx: &Ctx, depth: usize, calls: u32) -> bool {
     match act {
         Act::Divert | Act::Tee | Act::Fwd => ctx.layer2,
         Act::Reass => p.ip_version == 6 && !ctx.layer2,
+        Act::Call => depth >= CALL_STACK_DEPTH || calls >= MAX_CALLS,
+        Act::Return => depth == 0,
         _ => false,
     }
 }
@@ -287,7 +292,7 @@ fn run(
     env: &Env,
     ctx: &mut Ctx,
 ) -> Option<Verdict> {
-    let tablearg = |ctx: &Ctx| prog.tablearg(hit, p, env, ctx).unwrap_or(0);
+    let tablearg = |ctx: &Ctx, f| prog.tablearg(hit, p, env, ctx, f).unwrap_or(0);
     match act {
         Act::Accept | Act::Fwd => Some(Verdict::Pass),
         Act::Deny => Some(Verdict::Drop),
@@ -307,7 +312,7 @@ fn run(
             None
         }
         Act::SetFibTablearg => {
-            ctx.set_fib((tablearg(ctx) & 0x7fff) as u16);
+            ctx.set_fib((tablearg(ctx, ValueField::Fib) & 0x7fff) as u16);
             None
         }
         Act::SetDscp(code) => {
@@ -315,7 +320,7 @@ fn run(
             None
         }
         Act::SetDscpTablearg => {
-            ctx.set_tos(((tablearg(ctx) & 0x3f) as u8) << 2 | ctx.tos(p) & 3);
+            ctx.set_tos(((tablearg(ctx, ValueField::Dscp) & 0x3f) as u8) << 2 | ctx.tos(p) & 3);
             None
         }
         Act::TcpSetMss(mss) => {
@@ -336,7 +341,7 @@ fn run(
 /// table value, if that is past this rule; else the next rule (ipfw never
 /// jumps back).
 pub fn tablearg_target(prog: &Program, ri: usize, p: &Packet, env: &Env, ctx: &Ctx) -> usize {
-    prog.tablearg(ri, p, env, ctx)
+    prog.tablearg(ri, p, env, ctx, ValueField::Skipto)
         .map(|v| prog.first_rule_at(v))
         .filter(|&t| t > ri)
         .unwrap_or(ri + 1)

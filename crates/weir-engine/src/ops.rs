@@ -184,7 +184,7 @@ pub fn packet_class(p: &Packet) -> u32 {
         c |= class::LATER_FRAG;
     }
     if is_tcp_with_header(p) {
-        if p.tcp_flags & (tcp::ACK | tcp::RST) != 0 {
+        if is_established(p) {
             c |= class::ESTABLISHED;
         }
         if p.tcp_flags & (tcp::SYN | tcp::ACK) == tcp::SYN {
@@ -419,7 +419,15 @@ fn xmit(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
     p.direction == Direction::Out && iface_bit(env, p, i.arg)
 }
 fn established(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
-    is_tcp_with_header(p) && p.tcp_flags & (tcp::ACK | tcp::RST) != 0
+    is_tcp_with_header(p) && is_established(p)
+}
+
+/// Anything but a bare SYN among RST, ACK and SYN, as ip_fw2.c's O_ESTAB
+/// reads a TCP header: `(th_flags & (TH_RST|TH_ACK|TH_SYN)) != TH_SYN`
+/// (a FIN alone, or no flag at all, is established too).
+#[inline]
+fn is_established(p: &Packet) -> bool {
+    p.tcp_flags & (tcp::RST | tcp::ACK | tcp::SYN) != tcp::SYN
 }
 fn setup(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     is_tcp_with_header(p) && p.tcp_flags & (tcp::SYN | tcp::ACK) == tcp::SYN

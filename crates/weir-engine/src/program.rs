@@ -241,9 +241,9 @@ pub struct AddrSet {
 pub use weir_rules::Action as RuleAction;
 
 /// What the evaluator does when a rule's action runs: the action reduced
-/// to its effect on the walk, arguments resolved. The four that can leave
-/// a rule unmatched (`divert`, `tee`, `fwd`, `reass`) come last, so that
-/// [`Act::may_skip`] is one compare.
+/// to its effect on the walk, arguments resolved. The six that can leave
+/// a rule unmatched (`call`, `return`, `divert`, `tee`, `fwd`, `reass`)
+/// come last, so that [`Act::may_skip`] is one compare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Act {
     /// `allow`: pass.
@@ -253,8 +253,6 @@ pub enum Act {
     Count,
     Skipto,
     SkiptoTablearg,
-    Call,
-    Return,
     CheckState,
     /// `pipe`, `queue`, `netgraph`: the packet comes back from the
     /// subsystem accepted (`one_pass`) or at the next rule.
@@ -268,9 +266,15 @@ pub enum Act {
     SetDscp(u8),
     SetDscpTablearg,
     TcpSetMss(u16),
+    /// `ngtee`: a copy goes to netgraph; the packet goes on. Unlike `tee`,
+    /// it works in the layer-2 pass too (ip_fw2.c O_NGTEE has no
+    /// IPFW_ARGS_ETHER test).
+    Ngtee,
+    Call,
+    Return,
     /// `divert`: as a hand-off; coming back it is a diverted packet.
     Divert,
-    /// `tee`, `ngtee`: a copy goes out; the packet goes on.
+    /// `tee`: a copy goes to a divert socket; the packet goes on.
     Tee,
     /// `fwd`: pass, towards the rule's next hop.
     Fwd,
@@ -300,7 +304,8 @@ impl Act {
             RuleAction::Pipe(_) | RuleAction::Queue(_) | RuleAction::Netgraph(_) => Act::HandOff,
             RuleAction::Divert(_) => Act::Divert,
             RuleAction::Nat(_) => Act::Nat,
-            RuleAction::Tee(_) | RuleAction::Ngtee(_) => Act::Tee,
+            RuleAction::Tee(_) => Act::Tee,
+            RuleAction::Ngtee(_) => Act::Ngtee,
             RuleAction::Fwd(_) => Act::Fwd,
             RuleAction::SetFib(weir_rules::Arg::Number(n)) => Act::SetFib(*n as u16),
             RuleAction::SetFib(weir_rules::Arg::Tablearg) => Act::SetFibTablearg,
@@ -312,10 +317,14 @@ impl Act {
     }
 
     /// Whether the action may leave its rule unmatched: `divert`, `tee`
-    /// and `fwd` in the layer-2 pass, `reass` of IPv6 (ipfw's kernel).
+    /// and `fwd` in the layer-2 pass, `reass` of IPv6, a `call` or
+    /// `return` that cannot be done (ipfw's kernel).
     #[inline(always)]
     pub fn may_skip(self) -> bool {
-        matches!(self, Act::Divert | Act::Tee | Act::Fwd | Act::Reass)
+        matches!(
+            self,
+            Act::Divert | Act::Tee | Act::Fwd | Act::Reass | Act::Call | Act::Return
+        )
     }
 
     /// The verdict when the action surely ends the walk; None otherwise
@@ -531,6 +540,9 @@ pub struct Program {
     /// Lookup tables by id, and their names (`table(NAME)`).
     pub tables: Vec<std::sync::Arc<crate::tables::Table>>,
     pub table_names: Vec<String>,
+    /// Each table's value types and typed values (`tables[i]`'s in
+    /// `table_values[i]`).
+    pub table_values: Vec<std::sync::Arc<crate::tables::Values>>,
     /// `table(NAME[,VALUE])` references, indexed by the table opcodes.
     pub table_refs: Vec<TableRef>,
     /// The tag number each tag bit stands for.
@@ -561,28 +573,94 @@ impl Program {
             .any(|r| r.probe || r.state_op != StateOp::None)
     }
 
-    /// The value `tablearg` stands for in rule `ri`: that of the first of
-    /// its table tests the packet passes (None if none does).
+    /// What `tablearg` stands for in rule `ri`, as the action reading
+    /// `field` sees it: the table test the packet passes and the value it
+    /// found there (None if none does).
     pub fn tablearg(
         &self,
         ri: usize,
         p: &weir_wire::Packet,
         env: &crate::ops::Env,
         ctx: &crate::ops::Ctx,
+        field: weir_rules::ValueField,
     ) -> Option<u32> {
-        self.rule_insns(&self.rules[ri])
-            .iter()
-            .find_map(|ins| crate::ops::table_lookup(ins, p, self, env, ctx))
+        let (ins, stored) = self.tablearg_hit(ri, p, env, ctx)?;
+        Some(self.value_field(ins, stored, field))
     }
 
-    /// A table reference's answer for a looked-up value: the value, if
-    /// the reference wants any value or this one.
+    /// `fwd tablearg`'s next hop: the value's `ipv4` field for an IPv4
+    /// packet, its `ipv6` field for an IPv6 one (ip_fw2.c, O_FORWARD_IP).
+    pub fn tablearg_next_hop(
+        &self,
+        ri: usize,
+        p: &weir_wire::Packet,
+        env: &crate::ops::Env,
+        ctx: &crate::ops::Ctx,
+    ) -> Option<std::net::IpAddr> {
+        let (ins, stored) = self.tablearg_hit(ri, p, env, ctx)?;
+        Some(if p.ip_version == 6 {
+            let nh6 = self.values_of(ins).map_or(0, |v| v.nh6(stored));
+            std::net::Ipv6Addr::from(nh6).into()
+        } else {
+            std::net::Ipv4Addr::from(self.value_field(ins, stored, weir_rules::ValueField::Nh4))
+                .into()
+        })
+    }
+
+    /// The last of rule `ri`'s table tests that looked the packet up and
+    /// found it, and what its entry stores: ipfw's kernel sets `tablearg`
+    /// at each lookup that finds the packet, in instruction order, and
+    /// skips the rest of an or-block once one member matched (ip_fw2.c,
+    /// `skip_or`).
+    fn tablearg_hit(
+        &self,
+        ri: usize,
+        p: &weir_wire::Packet,
+        env: &crate::ops::Env,
+        ctx: &crate::ops::Ctx,
+    ) -> Option<(&Insn, u32)> {
+        use crate::ops::Dispatch;
+        let mut hit = None;
+        let mut skip_or = false;
+        for ins in self.rule_insns(&self.rules[ri]) {
+            if skip_or {
+                skip_or = ins.flags & F_OR != 0;
+                continue;
+            }
+            if let Some(stored) = crate::ops::table_lookup(ins, p, self, env, ctx) {
+                hit = Some((ins, stored));
+            }
+            if ins.flags & F_OR != 0 {
+                let m = crate::ops::MatchDispatch::matches(ins, p, self, env, ctx);
+                skip_or = m ^ (ins.flags & F_NOT != 0);
+            }
+        }
+        hit
+    }
+
+    /// The values of the table an instruction's reference names.
+    #[inline]
+    fn values_of(&self, ins: &Insn) -> Option<&crate::tables::Values> {
+        self.table_values
+            .get(self.table_refs[ins.arg as usize].table as usize)
+            .map(|v| &**v)
+    }
+
+    /// Field `f` of what an entry of the instruction's table stores.
+    #[inline]
+    fn value_field(&self, ins: &Insn, stored: u32, f: weir_rules::ValueField) -> u32 {
+        self.values_of(ins).map_or(stored, |v| v.field(stored, f))
+    }
+
+    /// A table reference's answer for a looked-up entry: what the entry
+    /// stores, if the reference wants any value or this one (a typed
+    /// value's `tag`, as ip_fw2.c compares `table(NAME,VALUE)`).
     #[inline]
     pub fn table_answer(&self, ins: &Insn, found: Option<u32>) -> Option<u32> {
         let v = found?;
         self.table_refs[ins.arg as usize]
             .value
-            .is_none_or(|want| want == v)
+            .is_none_or(|want| want == self.value_field(ins, v, weir_rules::ValueField::Tag))
             .then_some(v)
     }
 

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use weir_rules::{
     self as ast, Diagnostic, Errors, Names, Span, TableCmd, TableKey, TableKind, TableOp,
+    TableValue, TypedValue, ValueField, ValueTypes,
 };
 use weir_wire::{addr_to_u128, Packet};
 
@@ -222,10 +223,68 @@ pub fn kind_words(kind: TableKind) -> &'static str {
     }
 }
 
-/// The tables, sorted by name, and their names.
+/// A table's values beyond its entries: for a typed table (`valtype`),
+/// each entry's value is an index into `records`, as the kernel keeps one
+/// array of values for its entries (sys/netpfil/ipfw/ip_fw_table_value.c).
+/// A legacy table's entries hold their number itself.
+#[derive(Debug, Default)]
+pub struct Values {
+    pub types: ValueTypes,
+    pub records: Vec<TypedValue>,
+    /// Record of each distinct value, while the table is filled.
+    index: HashMap<TypedValue, u32, ahash::RandomState>,
+}
+
+impl Values {
+    fn new(types: ValueTypes) -> Values {
+        Values {
+            types,
+            ..Values::default()
+        }
+    }
+
+    /// What an entry stores for `value`.
+    fn store(&mut self, value: &TableValue) -> Result<u32, String> {
+        match value {
+            TableValue::Legacy(v) if self.types.is_legacy() => Ok(*v),
+            TableValue::Typed(t) if t.types == self.types => {
+                if let Some(&at) = self.index.get(t) {
+                    return Ok(at);
+                }
+                let at = u32::try_from(self.records.len()).map_err(|_| "too many values")?;
+                self.records.push(**t);
+                self.index.insert(**t, at);
+                Ok(at)
+            }
+            _ => Err("the value does not have this table's value types".into()),
+        }
+    }
+
+    /// Field `f` of what an entry stores.
+    #[inline]
+    pub fn field(&self, stored: u32, f: ValueField) -> u32 {
+        if self.types.is_legacy() {
+            stored
+        } else {
+            self.records.get(stored as usize).map_or(0, |r| r.number(f))
+        }
+    }
+
+    /// The IPv6 next hop of what an entry stores (a legacy value has none).
+    pub fn nh6(&self, stored: u32) -> u128 {
+        self.records.get(stored as usize).map_or(0, |r| r.nh6)
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.records.capacity() * std::mem::size_of::<TypedValue>()
+    }
+}
+
+/// The tables, sorted by name, and their names and values.
 pub struct Built {
     pub names: Vec<String>,
     pub tables: Vec<Table>,
+    pub values: Vec<Values>,
 }
 
 /// Applies `files`, then `cmds` in order, and builds every table.
@@ -243,9 +302,10 @@ pub fn build(
             )
         })
         .collect();
+    let mut values: BTreeMap<String, Values> = BTreeMap::new();
     let mut errors = Errors::default();
     for cmd in cmds {
-        if let Err(msg) = apply(&mut drafts, cmd, names) {
+        if let Err(msg) = apply(&mut drafts, &mut values, cmd, names) {
             errors.push(Diagnostic::new(
                 cmd.span,
                 format!("table {}: {msg}", cmd.table),
@@ -255,6 +315,7 @@ pub fn build(
     let mut built = Built {
         names: Vec::new(),
         tables: Vec::new(),
+        values: Vec::new(),
     };
     for (name, draft) in drafts {
         let table = match draft {
@@ -272,6 +333,10 @@ pub fn build(
             Draft::Iface(m) => Table::Iface(m.into_iter().collect()),
             Draft::Flow(fields, map) => Table::Flow(FlowTable { fields, map }),
         };
+        let mut v = values.remove(&name).unwrap_or_default();
+        v.index = HashMap::default();
+        v.records.shrink_to_fit();
+        built.values.push(v);
         built.names.push(name);
         built.tables.push(table);
     }
@@ -280,17 +345,22 @@ pub fn build(
 
 fn apply(
     drafts: &mut BTreeMap<String, Draft>,
+    values: &mut BTreeMap<String, Values>,
     cmd: &TableCmd,
     names: &Names,
 ) -> Result<(), String> {
     let name = cmd.table.as_str();
     match &cmd.op {
-        TableOp::Create(kind) => match drafts.get(name) {
-            // A table from --table gets its `create` line from the script.
-            Some(d) if d.kind() == *kind && matches!(d, Draft::Addr(_)) => Ok(()),
+        TableOp::Create(kind, types) => match drafts.get(name) {
+            // A table from --table (legacy values) gets its `create` line
+            // from the script.
+            Some(d) if d.kind() == *kind && matches!(d, Draft::Addr(_)) && types.is_legacy() => {
+                Ok(())
+            }
             Some(_) => Err("already exists".into()),
             None => {
                 drafts.insert(name.to_owned(), Draft::new(*kind));
+                values.insert(name.to_owned(), Values::new(*types));
                 Ok(())
             }
         },
@@ -301,7 +371,8 @@ fn apply(
             if draft.len() >= MAX_ENTRIES {
                 return Err(format!("more than {MAX_ENTRIES} entries"));
             }
-            add(draft, key, *value, *update, names)
+            let stored = values.entry(name.to_owned()).or_default().store(value)?;
+            add(draft, key, stored, *update, names)
         }
         TableOp::Delete(key) => {
             let draft = drafts.get_mut(name).ok_or("no such table")?;
@@ -319,10 +390,12 @@ fn apply(
         }
         TableOp::Destroy if name == "all" => {
             drafts.clear();
+            values.clear();
             Ok(())
         }
         TableOp::Destroy => {
             drafts.remove(name);
+            values.remove(name);
             Ok(())
         }
         TableOp::Swap(other) => {
@@ -342,6 +415,9 @@ fn apply(
             }
             drafts.insert(name.to_owned(), b);
             drafts.insert(other.clone(), a);
+            let (va, vb) = (values.remove(name), values.remove(other.as_str()));
+            values.extend(va.map(|v| (other.clone(), v)));
+            values.extend(vb.map(|v| (name.to_owned(), v)));
             Ok(())
         }
     }

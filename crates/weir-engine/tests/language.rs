@@ -533,16 +533,17 @@ fn layer2_pass_sees_the_ethernet_header() {
     p.ether_type = 0x0800;
     p.mac_src = [2, 0, 0, 0, 0, 0x66];
     // Without the layer-2 pass, MAC tests never match.
-    let mut e = engine(rules);
+    let mut e = engine(&format!("net.link.ether.ipfw=0\n{rules}"));
     assert_eq!(decide(&mut e, &p), (500, PASS));
-    // With it, the frame is denied at layer 2 by its source MAC.
-    let mut e = engine(&format!("net.link.ether.ipfw=1\n{rules}"));
+    // Rules that test layer 2 turn it on by themselves; the frame is
+    // denied at layer 2 by its source MAC.
+    let mut e = engine(rules);
     assert_eq!(decide(&mut e, &p), (200, DROP));
     p.mac_src = [2, 0, 0, 0, 0, 0x67];
     assert_eq!(
         decide(&mut e, &p),
-        (500, PASS),
-        "passed layer 2 at 300, then IP at 500"
+        (300, PASS),
+        "passed layer 2 at 300 (its decision), then IP at 500"
     );
     assert_eq!(counts(&e), [0, 1, 1, 0, 1, 0]);
     // ARP meets the rules at layer 2 only.
@@ -555,6 +556,47 @@ fn layer2_pass_sees_the_ethernet_header() {
     assert_eq!(decide(&mut e, &arp), (100, PASS));
     let stats = e.stats();
     assert_eq!((stats.non_ip, stats.packets), (1, 3));
+}
+
+/// ipfw(8) PACKET FLOW: a frame coming in meets the rules at layer 2
+/// (ether_demux) and then at layer 3 (ip_input); one going out at layer 3
+/// (ip_output) and then at layer 2 (ether_output_frame). A drop ends it;
+/// the decision named is the layer-2 one unless the IP pass drops.
+#[test]
+fn frames_pass_both_layers_in_the_kernels_order() {
+    let rules = "net.link.ether.ipfw=1\n\
+100 count ip from any to any layer2
+200 deny ip from any to any out not layer2
+300 allow ip from any to any
+";
+    let mut frame = udp_pkt("10.0.0.1", 1, "10.0.0.2", 2);
+    frame.has_mac = true;
+    frame.ether_type = 0x0800;
+    frame.direction = Direction::Out;
+    let mut e = engine(rules);
+    assert_eq!(
+        decide(&mut e, &frame),
+        (200, DROP),
+        "IP first on the way out"
+    );
+    assert_eq!(counts(&e), [0, 1, 0, 0], "layer 2 never saw it");
+    frame.direction = Direction::In;
+    assert_eq!(decide(&mut e, &frame), (300, PASS));
+    assert_eq!(
+        counts(&e),
+        [1, 1, 2, 0],
+        "layer 2 at 100 and 300, IP at 300"
+    );
+    let deny_ip = "100 allow ip from any to any layer2\n200 deny ip from any to any\n";
+    let mut e = engine(deny_ip);
+    assert_eq!(decide(&mut e, &frame), (200, DROP), "the IP pass drops");
+    // At layer 2 `tee` does nothing and is not counted; `ngtee` copies
+    // the frame and goes on (ip_fw2.c: only O_TEE and O_DIVERT test
+    // IPFW_ARGS_ETHER).
+    let tees = "100 tee 8000 ip from any to any layer2\n200 ngtee 1 ip from any to any layer2\n300 allow ip from any to any\n";
+    let mut e = engine(tees);
+    assert_eq!(decide(&mut e, &frame), (300, PASS));
+    assert_eq!(counts(&e), [0, 1, 2, 0]);
 }
 
 #[test]

@@ -243,15 +243,35 @@ impl Ref<'_> {
             packet_no: self.packet_no,
             seed: self.seed,
         };
-        if self.layer2 && p.has_mac {
-            w.layer2 = true;
-            let (r, pass) = self.pass(p, &mut w, counts);
-            w.layer2 = false;
-            if !pass {
-                return (r, false);
-            }
+        if !(self.layer2 && p.has_mac) {
+            return self.pass(p, &mut w, counts);
         }
-        self.pass(p, &mut w, counts)
+        // A frame: layer 2 then IP inbound, IP then layer 2 outbound; the
+        // layer-2 decision stands unless the IP pass drops.
+        if p.direction == Direction::Out {
+            let ip = self.pass(p, &mut w, counts);
+            if !ip.1 {
+                return ip;
+            }
+            return self.layer2_pass(p, &mut w, counts);
+        }
+        let frame = self.layer2_pass(p, &mut w, counts);
+        if !frame.1 {
+            return frame;
+        }
+        let ip = self.pass(p, &mut w, counts);
+        if ip.1 {
+            frame
+        } else {
+            ip
+        }
+    }
+
+    fn layer2_pass(&mut self, p: &Packet, w: &mut Walk, counts: &mut [u64]) -> (usize, bool) {
+        w.layer2 = true;
+        let d = self.pass(p, w, counts);
+        w.layer2 = false;
+        d
     }
 
     fn pass(&mut self, p: &Packet, w: &mut Walk, counts: &mut [u64]) -> (usize, bool) {
@@ -323,10 +343,15 @@ impl Ref<'_> {
             }
             i = acting;
             let r = self.rules[i];
-            // Not done here: divert, tee, fwd at layer 2; reass of IPv6.
+            // Not done here: divert, tee, fwd at layer 2; reass of IPv6; a
+            // call with the stack full, a return with it empty (ip_fw2.c:
+            // "On error both `call' and `return' just continue with next
+            // rule", before the rule is counted).
             let skipped = match r.action {
                 ast::Action::Divert(_) | ast::Action::Tee(_) | ast::Action::Fwd(_) => w.layer2,
                 ast::Action::Reass => !w.layer2 && p.ip_version == 6,
+                ast::Action::Call(_) => stack.len() >= CALL_STACK_DEPTH || calls >= MAX_CALLS,
+                ast::Action::Return => stack.is_empty(),
                 _ => false,
             };
             if skipped {
@@ -436,22 +461,41 @@ impl Ref<'_> {
         (self.rules.len(), false)
     }
 
-    /// The value of the first table test of rule `r` the packet passes.
+    /// The value of the last table lookup of rule `r` that finds the
+    /// packet, as ipfw's kernel sets `tablearg` (a matching member of an
+    /// or-block ends it: the engine tries a list's prefixes first, then
+    /// its other members in order).
     fn tablearg(&self, r: &ast::Rule, p: &Packet, w: &Walk) -> Option<u32> {
-        let addrs = |spec: &ast::AddrSpec, a: u128| {
-            spec.items.iter().find_map(|item| match item {
+        let addrs = |spec: &ast::AddrSpec, a: u128| -> Option<u32> {
+            if spec.not {
+                return None; // a lookup that finds the packet fails the rule
+            }
+            let prefix = |i: &ast::Addr| matches!(i, ast::Addr::Prefix(..) | ast::Addr::Masked(..));
+            if spec
+                .items
+                .iter()
+                .any(|i| prefix(i) && self.addr_hit(i, a, p))
+            {
+                return None;
+            }
+            let first = spec
+                .items
+                .iter()
+                .filter(|i| !prefix(i) && !matches!(i, ast::Addr::Not(_)))
+                .find(|i| self.addr_hit(i, a, p))?;
+            match first {
                 ast::Addr::Table(t, v, _) => self.lookup_addr(t, *v, a, p.ip_version),
                 _ => None,
-            })
+            }
         };
-        addrs(&r.body.src, p.src)
+        let mut options = r.body.options.iter().filter_map(|o| match &o.opt {
+            ast::Opt::Lookup(k, t) => self.lookup(k, t, p, w),
+            _ => None,
+        });
+        options
+            .next_back()
             .or_else(|| addrs(&r.body.dst, p.dst))
-            .or_else(|| {
-                r.body.options.iter().find_map(|o| match &o.opt {
-                    ast::Opt::Lookup(k, t) => self.lookup(k, t, p, w),
-                    _ => None,
-                })
-            })
+            .or_else(|| addrs(&r.body.src, p.src))
     }
 
     fn table(&self, name: &str) -> &RefTable {
@@ -532,8 +576,13 @@ impl Ref<'_> {
     }
 
     fn addr_ok(&self, spec: &ast::AddrSpec, a: u128, p: &Packet) -> bool {
+        let hit = spec.items.iter().any(|item| self.addr_hit(item, a, p));
+        hit != spec.not
+    }
+
+    fn addr_hit(&self, item: &ast::Addr, a: u128, p: &Packet) -> bool {
         let ip = weir_wire::addr_from_u128(a, p.ip_version);
-        let hit = spec.items.iter().any(|item| match item {
+        match item {
             ast::Addr::Any => true,
             // ipfw's `me` is any local address, IPv4 or IPv6; `me6` IPv6.
             ast::Addr::Me => self.me.contains(&ip),
@@ -571,8 +620,8 @@ impl Ref<'_> {
                 }
                 _ => false,
             },
-        });
-        hit != spec.not
+            ast::Addr::Not(inner) => !self.addr_hit(inner, a, p),
+        }
     }
 
     fn ports_ok(&self, spec: &Option<ast::PortSpec>, p: &Packet, port: u16) -> bool {
@@ -623,7 +672,10 @@ impl Ref<'_> {
             Opt::Recv(i) => p.direction == Direction::In && iface(i),
             Opt::Xmit(i) => p.direction == Direction::Out && iface(i),
             Opt::ViaTable(..) => unreachable!("not generated"),
-            Opt::Established => is_tcp && p.tcp_flags & (tcp::ACK | tcp::RST) != 0,
+            // ip_fw2.c O_ESTAB: all but a bare SYN among RST, ACK, SYN.
+            Opt::Established => {
+                is_tcp && p.tcp_flags & (tcp::RST | tcp::ACK | tcp::SYN) != tcp::SYN
+            }
             Opt::Setup => is_tcp && p.tcp_flags & tcp::SYN != 0 && p.tcp_flags & tcp::ACK == 0,
             Opt::TcpFlags(s) => is_tcp && flags(p.tcp_flags, *s),
             Opt::TcpOptions(s) => is_tcp && flags(p.tcp_opts, *s),
@@ -747,6 +799,12 @@ fn gen_addr_spec() -> impl Strategy<Value = ast::AddrSpec> {
         len: 30,
         members: [bits, 0, 0, 0],
     });
+    // A member negated on its own, as ipfw allows in an or-block; not a
+    // table, whose tablearg the reference reads from hits only.
+    let negated = prop_oneof![gen_addr(), set.clone()]
+        .prop_filter("no table", |a| !matches!(a, ast::Addr::Table(..)))
+        .prop_map(|a| ast::Addr::Not(Box::new(a)));
+    let member = prop_oneof![4 => gen_addr(), 1 => negated];
     prop_oneof![
         5 => (
             prop::bool::weighted(0.2),
@@ -757,6 +815,15 @@ fn gen_addr_spec() -> impl Strategy<Value = ast::AddrSpec> {
                 not,
                 items,
                 or_block,
+            }),
+        2 => (
+            prop::bool::weighted(0.2),
+            prop::collection::vec(member, 1..4),
+        )
+            .prop_map(|(not, items)| ast::AddrSpec {
+                not,
+                items,
+                or_block: true,
             }),
         1 => (any::<bool>(), set).prop_map(|(not, s)| ast::AddrSpec {
             not,
@@ -1214,8 +1281,8 @@ proptest! {
         for t in &tables {
             if let ast::TableOp::Add { key, value, .. } = &t.op {
                 match ref_tables.iter_mut().find(|r| r.name == t.table) {
-                    Some(r) => r.entries.push((key.clone(), *value)),
-                    None => ref_tables.push(RefTable { name: t.table.clone(), entries: vec![(key.clone(), *value)] }),
+                    Some(r) => r.entries.push((key.clone(), value.number(ast::ValueField::Tag))),
+                    None => ref_tables.push(RefTable { name: t.table.clone(), entries: vec![(key.clone(), value.number(ast::ValueField::Tag))] }),
                 }
             }
         }

@@ -161,6 +161,8 @@ fn return_without_call_falls_through() {
         decide(&mut e, &udp_pkt("10.0.0.1", 1, "10.0.0.2", 2)),
         (200, Verdict::Pass)
     );
+    // ip_fw2.c: a failed return goes on without counting its rule.
+    assert_eq!(e.counters()[0].packets, 0);
 }
 
 #[test]
@@ -176,6 +178,10 @@ fn call_stack_is_bounded() {
         decide(&mut e, &udp_pkt("10.0.0.1", 1, "10.0.0.2", 2)),
         (1000, Verdict::Pass)
     );
+    // The first 16 calls are taken and counted; the rest fail, and a
+    // failed call goes on without counting its rule (ip_fw2.c).
+    let counted: Vec<u64> = e.counters()[..40].iter().map(|c| c.packets).collect();
+    assert_eq!(counted, [vec![1; 16], vec![0; 24]].concat());
 }
 
 #[test]
@@ -189,6 +195,72 @@ fn or_blocks_and_negation() {
     assert_eq!(decide(&mut e, &udp_pkt("10.0.0.3", 1, "1.1.1.1", 2)).0, 300);
     assert_eq!(decide(&mut e, &icmp_pkt("10.0.0.1", "1.1.1.1", 8)).0, 300);
     assert_eq!(decide(&mut e, &icmp_pkt("192.0.2.1", "1.1.1.1", 8)).0, 200);
+}
+
+/// Typed table values: `tablearg` reads the field its action needs
+/// (ip_fw2.c `TARG(arg, skipto|fib)`), and `table(NAME,VALUE)` compares
+/// the `tag` field.
+#[test]
+fn typed_table_values_feed_each_action_its_field() {
+    let mut e = engine(
+        "table A create type addr valtype tag,skipto,fib\n\
+         table A add 10.0.0.0/8 7,300,3\n\
+         table A add 11.0.0.0/8 9,400,0\n\
+         table A add 12.0.0.0/8 7,400,0\n\
+         100 setfib tablearg ip from table(A) to any\n\
+         200 skipto tablearg ip from table(A) to any\n\
+         250 deny ip from any to any\n\
+         300 allow ip from any to any fib 3\n\
+         310 deny ip from any to any\n\
+         400 allow ip from table(A,9) to any\n\
+         410 deny ip from any to any\n",
+    );
+    assert_eq!(decide(&mut e, &udp_pkt("10.0.0.1", 1, "1.1.1.1", 2)).0, 300);
+    assert_eq!(decide(&mut e, &udp_pkt("11.0.0.1", 1, "1.1.1.1", 2)).0, 400);
+    assert_eq!(decide(&mut e, &udp_pkt("12.0.0.1", 1, "1.1.1.1", 2)).0, 410);
+    assert_eq!(decide(&mut e, &udp_pkt("13.0.0.1", 1, "1.1.1.1", 2)).0, 250);
+}
+
+/// With two table tests, `tablearg` is the value of the last lookup that
+/// found the packet (ip_fw2.c sets it at each lookup).
+#[test]
+fn tablearg_is_the_last_lookup() {
+    let mut e = engine(
+        "table A add 10.0.0.0/8 300\ntable B add 1.1.1.0/24 400\n\
+         100 skipto tablearg ip from table(A) to table(B)\n\
+         200 skipto tablearg ip from table(A) to { table(B) or 2.2.2.2 }\n\
+         300 allow ip from any to any\n\
+         400 deny ip from any to any\n",
+    );
+    assert_eq!(decide(&mut e, &udp_pkt("10.0.0.1", 1, "1.1.1.1", 2)).0, 400);
+    // Rule 100 fails; at 200 the destination's block finds nothing in B.
+    assert_eq!(decide(&mut e, &udp_pkt("10.0.0.1", 1, "2.2.2.2", 2)).0, 300);
+}
+
+/// ipfw(8) RULE BODY: `{ x or not y or z }`, each member negated on its own.
+#[test]
+fn negated_member_of_an_address_block() {
+    let mut e = engine(
+        "100 allow ip from { 192.0.2.1 or not 1.2.3.0/24 or 198.51.100.0/24 } to any\n\
+         200 allow ip from any to { not 10.0.0.0/8 or 10.0.0.5 }\n\
+         300 deny ip from any to any\n",
+    );
+    assert_eq!(
+        decide(&mut e, &udp_pkt("192.0.2.1", 1, "10.0.0.1", 2)).0,
+        100
+    );
+    assert_eq!(decide(&mut e, &udp_pkt("1.2.4.1", 1, "10.0.0.1", 2)).0, 100);
+    assert_eq!(
+        decide(&mut e, &udp_pkt("2001:db8::1", 1, "10.0.0.1", 2)).0,
+        100
+    );
+    assert_eq!(decide(&mut e, &udp_pkt("1.2.3.9", 1, "10.0.0.1", 2)).0, 300);
+    assert_eq!(decide(&mut e, &udp_pkt("1.2.3.9", 1, "11.0.0.1", 2)).0, 200);
+    assert_eq!(decide(&mut e, &udp_pkt("1.2.3.9", 1, "10.0.0.5", 2)).0, 200);
+    let mut e = engine("100 deny ip from not { 10.0.0.1 or not 10.0.0.0/8 } to any\n");
+    assert_eq!(decide(&mut e, &udp_pkt("10.0.0.2", 1, "1.1.1.1", 2)).0, 100);
+    assert_ne!(decide(&mut e, &udp_pkt("10.0.0.1", 1, "1.1.1.1", 2)).0, 100);
+    assert_ne!(decide(&mut e, &udp_pkt("11.0.0.1", 1, "1.1.1.1", 2)).0, 100);
 }
 
 #[test]
@@ -262,6 +334,26 @@ fn tcp_options() {
     }
     let counts: Vec<u64> = e.counters().iter().map(|c| c.packets).collect();
     assert_eq!(counts, [1, 3, 1, 1, 4, 0]);
+}
+
+/// ip_fw2.c O_ESTAB: `(th_flags & (TH_RST|TH_ACK|TH_SYN)) != TH_SYN`, so
+/// a bare FIN, or no flag at all, is established; a bare SYN (with or
+/// without FIN, PSH, URG) is not.
+#[test]
+fn established_is_anything_but_a_bare_syn() {
+    let mut e = engine("100 allow tcp from any to any established\n200 deny ip from any to any\n");
+    for (flags, want) in [
+        (tcp::FIN, 100),
+        (0, 100),
+        (tcp::PSH, 100),
+        (tcp::SYN | tcp::RST, 100),
+        (tcp::SYN, 200),
+        (tcp::SYN | tcp::FIN, 200),
+        (tcp::SYN | tcp::PSH, 200),
+    ] {
+        let p = tcp_pkt("10.0.0.1", 1, "10.0.0.2", 2, flags);
+        assert_eq!(decide(&mut e, &p).0, want, "flags {flags:#x}");
+    }
 }
 
 #[test]
@@ -426,6 +518,13 @@ fn log_lines_look_like_ipfw_and_respect_logamount() {
         direction: Direction::Out,
         ..v6
     };
+    // ipfw(8): "A value of 0 removes any limit".
+    let out = logged(
+        "400 deny log logamount 0 tcp from any to any 23\n",
+        LogFormat::Text,
+        &[p, p, p],
+    );
+    assert_eq!(out.lines().count(), 3);
     let out = logged("100 count log ip from any to any\n", LogFormat::Text, &[v6]);
     assert_eq!(
         out,

@@ -49,12 +49,12 @@ pub struct TableCmd {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TableOp {
     /// `create [type addr|iface|number|flow[:FIELDS]] [valtype …] …`.
-    Create(TableKind),
+    Create(TableKind, ValueTypes),
     /// `add KEY [VALUE]`; `update` (from `ipfw -q`) replaces an entry that
     /// exists instead of failing, as ipfw's quiet mode does.
     Add {
         key: TableKey,
-        value: u32,
+        value: TableValue,
         update: bool,
     },
     /// `delete KEY`.
@@ -76,6 +76,118 @@ pub enum TableKind {
     Number,
     /// Flows: the fields of [`FLOW_FIELDS`] in this mask, in that order.
     Flow(u8),
+}
+
+/// The fields of an ipfw table value (FreeBSD 11 and later), in the order
+/// a `valtype` list and an entry's value give them (`IPFW_VTYPE_*` bit
+/// order, sys/netinet/ip_fw.h): the name `valtype` uses for each.
+pub const VALUE_FIELDS: &[&str] = &[
+    "tag", "pipe", "divert", "skipto", "netgraph", "fib", "nat", "ipv4", "dscp", "limit", "ipv6",
+];
+
+/// One field of a table value: what `tablearg` reads for an action
+/// (ip_fw2.c's `TARG(arg, field)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ValueField {
+    Tag,
+    Pipe,
+    Divert,
+    Skipto,
+    Netgraph,
+    Fib,
+    Nat,
+    /// `ipv4`: an IPv4 next hop, for `fwd tablearg`.
+    Nh4,
+    Dscp,
+    Limit,
+    /// `ipv6`: an IPv6 next hop, for `fwd tablearg` of IPv6 packets.
+    Nh6,
+}
+
+impl ValueField {
+    pub const ALL: [ValueField; 11] = [
+        ValueField::Tag,
+        ValueField::Pipe,
+        ValueField::Divert,
+        ValueField::Skipto,
+        ValueField::Netgraph,
+        ValueField::Fib,
+        ValueField::Nat,
+        ValueField::Nh4,
+        ValueField::Dscp,
+        ValueField::Limit,
+        ValueField::Nh6,
+    ];
+
+    pub fn name(self) -> &'static str {
+        VALUE_FIELDS[self as usize]
+    }
+
+    pub fn bit(self) -> u16 {
+        1 << self as u16
+    }
+}
+
+/// A table's `valtype`: a bit per [`ValueField`]. Empty is ipfw's legacy
+/// value, one number that stands for every field.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ValueTypes(pub u16);
+
+impl ValueTypes {
+    pub const LEGACY: ValueTypes = ValueTypes(0);
+
+    pub fn is_legacy(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn has(self, f: ValueField) -> bool {
+        self.0 & f.bit() != 0
+    }
+
+    /// The fields, in value order.
+    pub fn fields(self) -> impl Iterator<Item = ValueField> {
+        ValueField::ALL.into_iter().filter(move |f| self.has(*f))
+    }
+}
+
+/// A table entry's value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableValue {
+    /// A number (or an IPv4 address, read as one), 0 when omitted: every
+    /// field is this number, as ipfw's `set_legacy_value` makes it.
+    Legacy(u32),
+    /// The fields the table's `valtype` lists, comma-separated.
+    Typed(Box<TypedValue>),
+}
+
+/// A typed table value: the fields its types name, the others 0 (as a
+/// kernel `struct table_value` zeroed before it is filled).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TypedValue {
+    pub types: ValueTypes,
+    /// Every field but `ipv6`, by [`ValueField`] index; `ipv4` as its
+    /// 32-bit number.
+    pub numbers: [u32; 10],
+    /// `ipv6`, as its 128-bit number.
+    pub nh6: u128,
+}
+
+impl TypedValue {
+    /// A field as a number (`ipv6`: its low 32 bits never are; use `nh6`).
+    pub fn number(&self, f: ValueField) -> u32 {
+        self.numbers.get(f as usize).copied().unwrap_or(0)
+    }
+}
+
+impl TableValue {
+    /// The field `tablearg` reads for an action (a legacy value is the
+    /// same number in every field).
+    pub fn number(&self, f: ValueField) -> u32 {
+        match self {
+            TableValue::Legacy(v) => *v,
+            TableValue::Typed(t) => t.number(f),
+        }
+    }
 }
 
 /// The fields a flow table's keys hold, in key order, as ipfw names them.
@@ -341,6 +453,24 @@ impl Action {
         }
     }
 
+    /// Whether the action's argument is `tablearg` (`fwd tablearg` has
+    /// no address of its own).
+    pub fn takes_tablearg(&self) -> bool {
+        match self {
+            Action::SkiptoTablearg => true,
+            Action::Pipe(a)
+            | Action::Queue(a)
+            | Action::Netgraph(a)
+            | Action::Ngtee(a)
+            | Action::SetFib(a)
+            | Action::SetDscp(a) => *a == Arg::Tablearg,
+            Action::Divert(p) | Action::Tee(p) => *p == DivertPort::Tablearg,
+            Action::Nat(n) => *n == NatArg::Tablearg,
+            Action::Fwd(t) => t.addr.is_none(),
+            _ => false,
+        }
+    }
+
     /// Whether the action takes no body of its own (`check-state`, and
     /// `return` without one, print bare).
     pub fn bodyless(&self) -> bool {
@@ -428,6 +558,9 @@ pub enum Addr {
         len: u8,
         members: [u64; 4],
     },
+    /// `not ADDR` as one member of an or-block (`{ a or not b }`, ipfw(8)
+    /// RULE BODY); never nested, never in a comma list.
+    Not(Box<Addr>),
 }
 
 /// `[not] N | N-M | NAME [, ...]`

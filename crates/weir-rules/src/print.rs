@@ -39,7 +39,7 @@ impl Display for TableCmd {
         }
         write!(f, "table {} ", self.table)?;
         match &self.op {
-            TableOp::Create(kind) => {
+            TableOp::Create(kind, types) => {
                 f.write_str("create type ")?;
                 match kind {
                     TableKind::Addr => f.write_str("addr"),
@@ -53,7 +53,12 @@ impl Display for TableCmd {
                             .collect();
                         write!(f, "flow:{}", fields.join(","))
                     }
+                }?;
+                if !types.is_legacy() {
+                    let names: Vec<&str> = types.fields().map(ValueField::name).collect();
+                    write!(f, " valtype {}", names.join(","))?;
                 }
+                Ok(())
             }
             TableOp::Add { key, value, .. } => write!(f, "add {key} {value}"),
             TableOp::Delete(key) => write!(f, "delete {key}"),
@@ -61,6 +66,25 @@ impl Display for TableCmd {
             TableOp::Destroy => f.write_str("destroy"),
             TableOp::Swap(other) => write!(f, "swap {other}"),
         }
+    }
+}
+
+impl Display for TableValue {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let TableValue::Typed(v) = self else {
+            return write!(f, "{}", self.number(ValueField::Tag));
+        };
+        for (k, field) in v.types.fields().enumerate() {
+            if k > 0 {
+                f.write_str(",")?;
+            }
+            match field {
+                ValueField::Nh4 => write!(f, "{}", std::net::Ipv4Addr::from(v.number(field)))?,
+                ValueField::Nh6 => write!(f, "{}", std::net::Ipv6Addr::from(v.nh6))?,
+                _ => write!(f, "{}", v.number(field))?,
+            }
+        }
+        Ok(())
     }
 }
 
@@ -249,6 +273,7 @@ impl Display for Addr {
                     .collect();
                 write!(f, "{base}/{len}{{{}}}", range_words(&hosts).join(","))
             }
+            Addr::Not(a) => write!(f, "not {a}"),
         }
     }
 }

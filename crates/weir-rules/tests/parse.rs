@@ -184,6 +184,7 @@ fn canonical_forms_of_the_whole_language() {
         ("deny tcp from any to any !established", "deny tcp from any to any not established"),
         ("allow ( tcp or udp ) from any to any", "allow { tcp or udp } from any to any"),
         ("allow ip from ( 10.0.0.1 or 10.0.0.2 ) to any", "allow ip from { 10.0.0.1 or 10.0.0.2 } to any"),
+        ("allow ip from { 192.0.2.1 or not 1.2.3.0/24 or ! 198.51.100.0/24 } to any", "allow ip from { 192.0.2.1 or not 1.2.3.0/24 or not 198.51.100.0/24 } to any"),
         ("allow ip from any to any frag mf,!df", "allow ip from any to any frag mf,!df"),
         ("allow ip from any to any frag offset", "allow ip from any to any frag"),
         ("allow ip from any to any fragment in", "allow ip from any to any frag in"),
@@ -465,6 +466,65 @@ fn table_commands_read_keys_as_their_table_says() {
     }
 }
 
+/// ipfw(8) LOOKUP TABLES: `valtype` names a value's fields, and an entry
+/// gives them comma-separated in ipfw's field order.
+#[test]
+fn typed_table_values() {
+    let rs = parse(
+        "table IN create type iface valtype skipto,fib\ntable IN add vlan20 12000,12\n\
+         table H create type addr valtype ipv4,ipv6\ntable H add 10.0.0.0/8 10.23.2.1,2001:db8::1\n\
+         table D create valtype fib,dscp,tag\ntable D add 10.0.0.1 7,1,af11\n\
+         table L create valtype legacy\ntable L add 10.0.0.1 10.0.0.2\n",
+    )
+    .unwrap();
+    let text: Vec<String> = rs.tables.iter().map(|t| t.to_string()).collect();
+    assert_eq!(
+        text,
+        [
+            "table IN create type iface valtype skipto,fib",
+            "table IN add vlan20 12000,12",
+            "table H create type addr valtype ipv4,ipv6",
+            "table H add 10.0.0.0/8 10.23.2.1,2001:db8::1",
+            "table D create type addr valtype tag,fib,dscp",
+            "table D add 10.0.0.1/32 7,1,10",
+            "table L create type addr",
+            "table L add 10.0.0.1/32 167772162",
+        ]
+    );
+    let TableOp::Add { value, .. } = &rs.tables[1].op else {
+        panic!("an add")
+    };
+    assert_eq!(value.number(ValueField::Skipto), 12000);
+    assert_eq!(value.number(ValueField::Fib), 12);
+    assert_eq!(value.number(ValueField::Pipe), 0);
+    let bad = [
+        (
+            "table T create valtype skipto,fib\ntable T add 10.0.0.1 300\n",
+            "2 fields: skipto,fib",
+        ),
+        (
+            "table T create valtype skipto\ntable T add 10.0.0.1 300,4\n",
+            "1 fields: skipto",
+        ),
+        (
+            "table T create valtype ipv4\ntable T add 10.0.0.1 300\n",
+            "bad ipv4 value '300'",
+        ),
+        (
+            "table T create valtype dscp\ntable T add 10.0.0.1 64\n",
+            "bad dscp value",
+        ),
+        (
+            "table T create valtype bogus\n",
+            "unknown value type 'bogus'",
+        ),
+    ];
+    for (src, want) in bad {
+        let errs = parse(src).expect_err(src);
+        assert!(errs[0].message.contains(want), "{src}: {}", errs[0].message);
+    }
+}
+
 #[test]
 fn settings_and_switches() {
     let rs = parse("net.inet.ip.fw.one_pass=0\nsysctl net.link.ether.ipfw=1\nnet.inet.ip.fw.verbose=1\nnet.inet.ip.fw.default_to_accept = 1\n").unwrap();
@@ -593,6 +653,19 @@ mod roundtrip {
                 items: vec![a],
                 or_block: false,
             }),
+            // ipfw(8) RULE BODY: `{ x or not y or z }`.
+            2 => (
+                any::<bool>(),
+                prop::collection::vec((any::<bool>(), addr()), 1..4),
+            )
+                .prop_map(|(not, members)| AddrSpec {
+                    not,
+                    items: members
+                        .into_iter()
+                        .map(|(neg, a)| if neg { Addr::Not(Box::new(a)) } else { a })
+                        .collect(),
+                    or_block: true,
+                }),
         ]
     }
 
@@ -988,6 +1061,30 @@ mod roundtrip {
         }
     }
 
+    /// A value of a table with these value types.
+    fn table_value(types: ValueTypes) -> BoxedStrategy<TableValue> {
+        if types.is_legacy() {
+            return any::<u32>().prop_map(TableValue::Legacy).boxed();
+        }
+        (prop::array::uniform10(any::<u32>()), any::<u128>())
+            .prop_map(move |(mut numbers, nh6)| {
+                for f in ValueField::ALL {
+                    let k = f as usize;
+                    if k < numbers.len() && !types.has(f) {
+                        numbers[k] = 0;
+                    }
+                }
+                numbers[ValueField::Dscp as usize] %= 64;
+                let nh6 = if types.has(ValueField::Nh6) { nh6 } else { 0 };
+                TableValue::Typed(Box::new(TypedValue {
+                    types,
+                    numbers,
+                    nh6,
+                }))
+            })
+            .boxed()
+    }
+
     /// One table's commands: maybe a create, adds, deletes, maybe a flush.
     fn table_cmds() -> impl Strategy<Value = Vec<TableCmd>> {
         let kind = prop_oneof![
@@ -996,10 +1093,12 @@ mod roundtrip {
             Just(TableKind::Iface),
             (1u8..32).prop_map(TableKind::Flow),
         ];
-        (table_name(), kind, any::<bool>()).prop_flat_map(|(name, kind, create)| {
-            let create = create || matches!(kind, TableKind::Flow(_));
+        // Typed values (`valtype`) need the table's create line.
+        let types = prop_oneof![Just(0u16), 1u16..(1 << 11)].prop_map(ValueTypes);
+        (table_name(), kind, any::<bool>(), types).prop_flat_map(|(name, kind, create, types)| {
+            let create = create || matches!(kind, TableKind::Flow(_)) || !types.is_legacy();
             (
-                prop::collection::vec((key(kind), any::<u32>(), any::<bool>()), 1..4),
+                prop::collection::vec((key(kind), table_value(types), any::<bool>()), 1..4),
                 prop::collection::vec(key(kind), 0..2),
                 any::<bool>(),
             )
@@ -1011,7 +1110,7 @@ mod roundtrip {
                     };
                     let mut out = Vec::new();
                     if create {
-                        out.push(cmd(TableOp::Create(kind)));
+                        out.push(cmd(TableOp::Create(kind, types)));
                     }
                     out.extend(
                         adds.into_iter()

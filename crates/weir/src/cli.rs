@@ -153,9 +153,10 @@ pub struct EngineArgs {
     /// does (comma-separated, repeatable).
     #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..=30))]
     pub disable_set: Vec<u8>,
-    /// Also pass Ethernet frames through the rules at layer 2, before the
-    /// IP pass, as FreeBSD does with net.link.ether.ipfw=1: `mac`,
-    /// `mac-type` and `layer2` rules see them there.
+    /// Also pass Ethernet frames through the rules at layer 2 (before the
+    /// IP pass coming in, after it going out), as FreeBSD does with
+    /// net.link.ether.ipfw=1: `mac`, `mac-type` and `layer2` rules see them
+    /// there. On by itself for a ruleset that uses those keywords.
     #[arg(long)]
     pub layer2: bool,
     #[command(flatten)]

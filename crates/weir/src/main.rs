@@ -120,6 +120,12 @@ fn check_one(
 ) -> Result<(), Failure> {
     if args.print {
         let mut text = String::new();
+        let (default, rules) = program
+            .rules
+            .split_last()
+            .expect("a program ends with rule 65535");
+        let mut lines: Vec<(u16, String)> =
+            rules.iter().map(|r| (r.number, r.text.clone())).collect();
         if label != args.rules.display().to_string() {
             // A ppp file's sets, one after another.
             text += &format!("# {label}\n");
@@ -127,6 +133,11 @@ fn check_one(
             &setup::read_source(&args.rules)?,
             &weir_rules::Names::system(),
         ) {
+            // Every rule, those of disabled sets too (the `set disable`
+            // line keeps them out when the output is read back), in ipfw's
+            // order: by number, equal numbers as added.
+            lines = rs.rules.iter().map(|r| (r.number, r.to_string())).collect();
+            lines.sort_by_key(|(n, _)| *n);
             // Settings and `table ... add` lines first, as written.
             let header = weir_rules::Ruleset {
                 rules: Vec::new(),
@@ -134,12 +145,8 @@ fn check_one(
             };
             text += &weir_rules::print_ruleset(&header);
         }
-        let (default, rules) = program
-            .rules
-            .split_last()
-            .expect("a program ends with rule 65535");
-        for r in rules {
-            text += &format!("{:05} {}\n", r.number, r.text);
+        for (number, rule) in lines {
+            text += &format!("{number:05} {rule}\n");
         }
         // The default rule is implicit: a comment, so the output reads back.
         text += &format!("# {:05} {} (implicit)\n", default.number, default.text);

@@ -29,50 +29,58 @@ pub struct Labels {
     non_ip_comment: String,
     malformed_csv: Vec<String>,
     malformed_comment: Vec<String>,
+    /// Per rule: whether its action reads `tablearg`, so that a packet it
+    /// decides gets its label made with the value resolved.
+    tablearg: Vec<bool>,
+}
+
+/// What one packet's label is: made once, or made for this packet.
+enum Label<'a> {
+    Made(&'a str),
+    Resolved(String),
+}
+
+impl Label<'_> {
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            Label::Made(s) => s.as_bytes(),
+            Label::Resolved(s) => s.as_bytes(),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            Label::Made(s) => s,
+            Label::Resolved(s) => s,
+        }
+    }
 }
 
 impl Labels {
     pub fn new(engine: &Engine) -> Labels {
         let word = |v: Verdict| if v == Verdict::Pass { "allow" } else { "deny" };
         let policy = engine.policy;
-        // Each rule with each verdict, as (action, note): "allow" and
-        // "deny" say theirs; other actions add the verdict. A drop by an
-        // action that does not drop (a state refused at `allow … limit`,
-        // `nat` of a packet NAT does not take) is a "deny", the note
-        // naming the action refused.
+        // Each rule with each verdict, as (action, note).
         let per_verdict = || {
             engine.program.rules.iter().flat_map(|r| {
                 [Verdict::Pass, Verdict::Drop].map(move |v| {
-                    let text = r.action_text.as_str();
-                    let (action, note) = match (r.act, v) {
-                        (weir_engine::Act::Accept, Verdict::Pass) | (weir_engine::Act::Deny, _) => {
-                            (text.to_owned(), String::new())
-                        }
-                        (_, Verdict::Pass) => (text.to_owned(), "pass".to_owned()),
-                        (_, Verdict::Drop) => ("deny".to_owned(), format!("{text} refused")),
-                    };
+                    let (action, note) = action_and_note(r.act, &r.action_text, v);
                     (r, action, note)
                 })
             })
         };
         Labels {
             rule_csv: per_verdict()
-                .map(|(r, action, note)| {
-                    let quoted = |t: String| {
-                        if t.contains(',') {
-                            format!("\"{t}\"")
-                        } else {
-                            t
-                        }
-                    };
-                    format!(",{},{},{}\n", r.number, quoted(action), quoted(note))
-                })
+                .map(|(r, action, note)| csv_suffix(r.number, action, note))
                 .collect(),
             rule_comment: per_verdict()
-                .map(|(r, action, note)| match note.as_str() {
-                    "" => format!("rule {} {action}", r.number),
-                    note => format!("rule {} {action} ({note})", r.number),
-                })
+                .map(|(r, action, note)| comment_text(r.number, &action, &note))
+                .collect(),
+            tablearg: engine
+                .program
+                .rules
+                .iter()
+                .map(|r| r.action.takes_tablearg())
                 .collect(),
             non_ip_csv: format!(",-,{},non-ip\n", word(policy.non_ip)),
             non_ip_comment: format!("non-ip {}", word(policy.non_ip)),
@@ -87,20 +95,96 @@ impl Labels {
         }
     }
 
-    pub fn csv(&self, d: &Decision, p: &Packet) -> &str {
+    fn csv(&self, d: &Decision, p: &Packet, engine: &Engine) -> Label<'_> {
         match (d.rule, p.l3) {
-            (Some(r), _) => &self.rule_csv[2 * r + usize::from(d.verdict == Verdict::Drop)],
-            (None, weir_wire::L3::Malformed(m)) => &self.malformed_csv[m as usize],
-            (None, _) => &self.non_ip_csv,
+            (Some(r), _) => match self.resolved(d, r, p, engine) {
+                Some((number, action, note)) => Label::Resolved(csv_suffix(number, action, note)),
+                None => {
+                    Label::Made(&self.rule_csv[2 * r + usize::from(d.verdict == Verdict::Drop)])
+                }
+            },
+            (None, weir_wire::L3::Malformed(m)) => Label::Made(&self.malformed_csv[m as usize]),
+            (None, _) => Label::Made(&self.non_ip_csv),
         }
     }
 
-    pub fn comment(&self, d: &Decision, p: &Packet) -> &str {
+    fn comment(&self, d: &Decision, p: &Packet, engine: &Engine) -> Label<'_> {
         match (d.rule, p.l3) {
-            (Some(r), _) => &self.rule_comment[2 * r + usize::from(d.verdict == Verdict::Drop)],
-            (None, weir_wire::L3::Malformed(m)) => &self.malformed_comment[m as usize],
-            (None, _) => &self.non_ip_comment,
+            (Some(r), _) => match self.resolved(d, r, p, engine) {
+                Some((number, action, note)) => {
+                    Label::Resolved(comment_text(number, &action, &note))
+                }
+                None => {
+                    Label::Made(&self.rule_comment[2 * r + usize::from(d.verdict == Verdict::Drop)])
+                }
+            },
+            (None, weir_wire::L3::Malformed(m)) => Label::Made(&self.malformed_comment[m as usize]),
+            (None, _) => Label::Made(&self.non_ip_comment),
         }
+    }
+
+    /// A `tablearg` rule's number, action and note with the packet's
+    /// table value in the action (`pipe 1`); None for every other rule.
+    #[cold]
+    fn resolved_slow(
+        d: &Decision,
+        r: usize,
+        p: &Packet,
+        engine: &Engine,
+    ) -> Option<(u16, String, String)> {
+        let rule = &engine.program.rules[r];
+        let action = engine.resolved_action(p, r)?.to_string();
+        let (action, note) = action_and_note(rule.act, &action, d.verdict);
+        Some((rule.number, action, note))
+    }
+
+    #[inline]
+    fn resolved(
+        &self,
+        d: &Decision,
+        r: usize,
+        p: &Packet,
+        engine: &Engine,
+    ) -> Option<(u16, String, String)> {
+        if self.tablearg[r] {
+            Self::resolved_slow(d, r, p, engine)
+        } else {
+            None
+        }
+    }
+}
+
+/// A decision's action and note: "allow" and "deny" say theirs; other
+/// actions add the verdict. A drop by an action that does not drop (a
+/// state refused at `allow … limit`, `nat` of a packet NAT does not take)
+/// is a "deny", the note naming the action refused.
+fn action_and_note(act: weir_engine::Act, text: &str, v: Verdict) -> (String, String) {
+    match (act, v) {
+        (weir_engine::Act::Accept, Verdict::Pass) | (weir_engine::Act::Deny, _) => {
+            (text.to_owned(), String::new())
+        }
+        (_, Verdict::Pass) => (text.to_owned(), "pass".to_owned()),
+        (_, Verdict::Drop) => ("deny".to_owned(), format!("{text} refused")),
+    }
+}
+
+/// ",300,pipe 1,pass\n": a --verdicts line after its index.
+fn csv_suffix(number: u16, action: String, note: String) -> String {
+    let quoted = |t: String| {
+        if t.contains(',') {
+            format!("\"{t}\"")
+        } else {
+            t
+        }
+    };
+    format!(",{number},{},{}\n", quoted(action), quoted(note))
+}
+
+/// "rule 300 pipe 1 (pass)": an --annotate comment.
+fn comment_text(number: u16, action: &str, note: &str) -> String {
+    match note {
+        "" => format!("rule {number} {action}"),
+        note => format!("rule {number} {action} ({note})"),
     }
 }
 
@@ -115,9 +199,10 @@ struct Outputs {
 }
 
 impl Outputs {
+    /// Writes packet `index`: `(labels, engine)` name its decision.
     fn write(
         &mut self,
-        labels: &Labels,
+        (labels, engine): (&Labels, &Engine),
         index: u64,
         frame: &Frame<'_>,
         ifaces: &[Interface],
@@ -132,13 +217,14 @@ impl Outputs {
             o.w.write(frame, ifaces, None).map_err(|e| o.fail(e))?;
         }
         if let Some(o) = &mut self.annotate {
-            let comment = Some(labels.comment(d, p));
-            o.w.write(frame, ifaces, comment).map_err(|e| o.fail(e))?;
+            let comment = labels.comment(d, p, engine);
+            o.w.write(frame, ifaces, Some(comment.as_str()))
+                .map_err(|e| o.fail(e))?;
         }
         if let Some(o) = &mut self.verdicts {
             let line =
                 o.w.write_all(itoa::Buffer::new().format(index).as_bytes())
-                    .and_then(|()| o.w.write_all(labels.csv(d, p).as_bytes()));
+                    .and_then(|()| o.w.write_all(labels.csv(d, p, engine).as_bytes()));
             line.map_err(|e| o.fail(e))?;
         }
         Ok(())
@@ -305,7 +391,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         place(&mut p, &frame, &default_dir);
         engine.set_time(frame.ts_ns);
         let d = engine.decide(&p);
-        if let Err(f) = out.write(&labels, index, &frame, ifaces, &p, &d) {
+        if let Err(f) = out.write((&labels, &engine), index, &frame, ifaces, &p, &d) {
             stopped = Some(Stop::Output(f));
             break;
         }

@@ -206,6 +206,35 @@ fn check_reports_every_error_in_a_file() {
     );
 }
 
+/// `check --print` keeps the rules of disabled sets (with their `set`),
+/// and its `set disable` line keeps them out when read back.
+#[test]
+fn check_print_keeps_rules_of_disabled_sets() {
+    let dir = tmp();
+    let f = write(
+        dir.path(),
+        "r.rules",
+        "ipfw add 100 set 3 deny ip from 10.0.0.0/8 to any\n\
+         ipfw add 200 allow ip from any to any\n\
+         ipfw set disable 3\n",
+    );
+    let printed = stdout(&weir_ok(["check".as_ref(), "--print".as_ref(), p(&f)]));
+    assert_eq!(
+        printed,
+        "ipfw set disable 3\n\
+         00100 set 3 deny ip from 10.0.0.0/8 to any\n\
+         00200 allow ip from any to any\n\
+         # 65535 deny ip from any to any (implicit)\n"
+    );
+    let g = write(dir.path(), "canon.rules", &printed);
+    let packets = [(0, ipv4([10, 0, 0, 1], [192, 0, 2, 1], 17, 5000, 53, 0))];
+    let t = write_trace(dir.path(), "t.pcap", &packets);
+    for rules in [&f, &g] {
+        let out = run_verdicts(rules, &t, &[]);
+        assert_eq!(rule_actions(&out), ["200,allow"], "set 3 stays disabled");
+    }
+}
+
 #[test]
 fn check_print_is_canonical_and_stable() {
     let dir = tmp();
@@ -518,6 +547,55 @@ fn annotate_writes_pcapng_with_a_comment_per_packet() {
         .any(|pk| pk.comments[0] == "rule 65535 deny"));
     // And tcpdump reads it.
     assert_eq!(tcpdump_lines(&a).len(), 1500);
+}
+
+/// A `tablearg` rule's verdicts and annotations name the value the packet
+/// found (`pipe 4`, `fwd 10.23.2.1`), each action reading its field of a
+/// typed value; other rules keep their text.
+#[test]
+fn tablearg_actions_show_the_value_found() {
+    let dir = tmp();
+    let rules = write_rules(
+        dir.path(),
+        "table T add 10.0.0.0/8 1\ntable T add 10.1.0.0/16 4\n\
+         table H create valtype pipe,ipv4\ntable H add 192.0.2.0/24 9,10.23.2.1\n\
+         100 pipe tablearg udp from table(T) to any\n\
+         200 fwd tablearg udp from table(H) to any\n\
+         300 allow udp from any to any\n",
+    );
+    let packets: Vec<(u64, Vec<u8>)> =
+        [[10, 9, 0, 1], [10, 1, 0, 1], [192, 0, 2, 7], [11, 0, 0, 1]]
+            .iter()
+            .enumerate()
+            .map(|(k, src)| {
+                (
+                    k as u64 * 1000,
+                    ipv4(*src, [198, 51, 100, 1], 17, 5000, 53, 0),
+                )
+            })
+            .collect();
+    let t = write_trace(dir.path(), "t.pcap", &packets);
+    let a = dir.path().join("a.pcapng");
+    let out = run_verdicts(&rules, &t, &["--annotate", a.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        rule_actions(&out),
+        ["100,pipe 1", "100,pipe 4", "200,fwd 10.23.2.1", "300,allow"]
+    );
+    let comments: Vec<String> = parse_pcapng(&fs::read(&a).unwrap())
+        .packets
+        .into_iter()
+        .flat_map(|pk| pk.comments)
+        .collect();
+    assert_eq!(
+        comments,
+        [
+            "rule 100 pipe 1 (pass)",
+            "rule 100 pipe 4 (pass)",
+            "rule 200 fwd 10.23.2.1 (pass)",
+            "rule 300 allow"
+        ]
+    );
 }
 
 #[test]

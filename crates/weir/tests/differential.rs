@@ -160,10 +160,11 @@ cases! {
         "allow tcp from any to any setup\n",
         "tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn \
          or (ip6 and ip6[6] == 6 and ip6[53] & 0x12 == 0x02)", V6Ext, 900;
+    // ip_fw2.c O_ESTAB: anything but a bare SYN among SYN, ACK and RST.
     tcp_established:
         "allow tcp from any to any established\n",
-        "tcp[tcpflags] & (tcp-ack|tcp-rst) != 0 \
-         or (ip6 and ip6[6] == 6 and ip6[53] & 0x14 != 0)", V6Ext, 10000;
+        "tcp[tcpflags] & (tcp-syn|tcp-ack|tcp-rst) != tcp-syn \
+         or (ip6 and ip6[6] == 6 and ip6[53] & 0x16 != 0x02)", V6Ext, 10000;
     tcp_fin_or_rst_to_port_range:
         "allow tcp from any to any 1-1023 tcpflags fin\nallow tcp from any to any 1-1023 tcpflags rst\n",
         "tcp dst portrange 1-1023 and (tcp[tcpflags] & (tcp-fin|tcp-rst) != 0 \

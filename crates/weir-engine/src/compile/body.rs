@@ -120,7 +120,9 @@ impl<'a> RuleCompiler<'a> {
     }
 
     /// An address list: `not` (of the list, flipped by `negate`) negates
-    /// every member and requires them all.
+    /// every member and requires them all. The plain members' prefixes
+    /// share one net list; a member negated inside an or-block (`{ a or
+    /// not b }`) is an instruction of its own, negated.
     fn addrs(&mut self, spec: &ast::AddrSpec, side: Side, negate: bool) -> CResult<Insns> {
         let not = spec.not ^ negate;
         if spec.items.contains(&ast::Addr::Any) {
@@ -132,58 +134,100 @@ impl<'a> RuleCompiler<'a> {
         }
         let first_net = self.prog.nets.len();
         let mut insns = Vec::new();
-        for item in &spec.items {
-            match item {
-                ast::Addr::Any => unreachable!("handled above"),
-                ast::Addr::Me | ast::Addr::Me6 => {
-                    if self.no_me {
-                        return Err(self.err(
-                            self.rule.span,
-                            format!(
-                                "rule {} uses '{item}', which needs this host's addresses: give --me ADDR,…",
-                                self.rule.number
-                            ),
-                        ));
-                    }
-                    let family = if *item == ast::Addr::Me6 { 6 } else { 0 };
-                    insns.push(Insn::new(side.op(Op::SrcMe, Op::DstMe), family));
-                }
-                ast::Addr::Prefix(addr, len) => self.prog.nets.push(prefix_net(*addr, *len)),
-                ast::Addr::Masked(addr, mask) => self.prog.nets.push(masked_net(*addr, *mask)),
-                ast::Addr::Table(name, value, span) => {
-                    let op = side.op(Op::SrcTable, Op::DstTable);
-                    insns.push(self.table_insn(op, name, *value, *span, TableKind::Addr)?);
-                }
-                ast::Addr::Set { base, len, members } => {
-                    self.prog.addr_sets.push(AddrSet {
-                        base: u32::from(*base),
-                        size: 1 << (32 - u32::from(*len)),
-                        members: *members,
-                    });
-                    let arg = (self.prog.addr_sets.len() - 1) as u32;
-                    insns.push(Insn::new(side.op(Op::SrcSet, Op::DstSet), arg));
-                }
+        for item in spec
+            .items
+            .iter()
+            .filter(|a| !matches!(a, ast::Addr::Not(_)))
+        {
+            if let Some(ins) = self.addr_insn(item, side)? {
+                insns.push(ins);
             }
         }
         let count = self.prog.nets.len() - first_net;
-        let single = (count == 1).then(|| prefix4_insn(&self.prog.nets[first_net], side));
-        if let Some(Some(ins)) = single {
-            self.prog.nets.truncate(first_net);
-            insns.insert(0, ins);
-        } else if count > 0 {
-            let len = u16::try_from(count)
-                .map_err(|_| self.err(Span::default(), "too many addresses in one list"))?;
-            insns.insert(
-                0,
-                Insn {
-                    op: side.op(Op::SrcNet, Op::DstNet),
-                    flags: 0,
-                    len,
-                    arg: first_net as u32,
-                },
-            );
+        if count > 0 {
+            insns.insert(0, self.net_insn(first_net, side)?);
+        }
+        for item in &spec.items {
+            if let ast::Addr::Not(inner) = item {
+                let before = self.prog.nets.len();
+                let mut ins = match self.addr_insn(inner, side)? {
+                    Some(ins) => ins,
+                    None if self.prog.nets.len() > before => self.net_insn(before, side)?,
+                    None => {
+                        insns.push(Insn::new(Op::Never, 0)); // `not any`
+                        continue;
+                    }
+                };
+                ins.flags ^= F_NOT;
+                insns.push(ins);
+            }
         }
         Ok(Self::group(insns, not))
+    }
+
+    /// The test for one address; None when it is a prefix, which joins
+    /// the net list (or is `any`).
+    fn addr_insn(&mut self, item: &ast::Addr, side: Side) -> CResult<Option<Insn>> {
+        Ok(Some(match item {
+            ast::Addr::Any => return Ok(None),
+            ast::Addr::Me | ast::Addr::Me6 => {
+                if self.no_me {
+                    return Err(self.err(
+                        self.rule.span,
+                        format!(
+                            "rule {} uses '{item}', which needs this host's addresses: give --me ADDR,…",
+                            self.rule.number
+                        ),
+                    ));
+                }
+                let family = if *item == ast::Addr::Me6 { 6 } else { 0 };
+                Insn::new(side.op(Op::SrcMe, Op::DstMe), family)
+            }
+            ast::Addr::Prefix(addr, len) => {
+                self.prog.nets.push(prefix_net(*addr, *len));
+                return Ok(None);
+            }
+            ast::Addr::Masked(addr, mask) => {
+                self.prog.nets.push(masked_net(*addr, *mask));
+                return Ok(None);
+            }
+            ast::Addr::Table(name, value, span) => {
+                let op = side.op(Op::SrcTable, Op::DstTable);
+                self.table_insn(op, name, *value, *span, TableKind::Addr)?
+            }
+            ast::Addr::Set { base, len, members } => {
+                self.prog.addr_sets.push(AddrSet {
+                    base: u32::from(*base),
+                    size: 1 << (32 - u32::from(*len)),
+                    members: *members,
+                });
+                let arg = (self.prog.addr_sets.len() - 1) as u32;
+                Insn::new(side.op(Op::SrcSet, Op::DstSet), arg)
+            }
+            ast::Addr::Not(_) => {
+                return Err(self.err(self.rule.span, "'not' inside 'not' in an address block"))
+            }
+        }))
+    }
+
+    /// The test for the nets from `first` to the end of the pool: one
+    /// IPv4 prefix inline, or a list.
+    fn net_insn(&mut self, first: usize, side: Side) -> CResult<Insn> {
+        let count = self.prog.nets.len() - first;
+        if count == 1 {
+            if let Some(ins) = prefix4_insn(&self.prog.nets[first], side) {
+                self.prog.nets.truncate(first);
+                return Ok(ins);
+            }
+        }
+        let len = u16::try_from(count)
+            .map_err(|_| self.err(Span::default(), "too many addresses in one list"))?;
+        Ok(Insn {
+            op: side.op(Op::SrcNet, Op::DstNet),
+            flags: 0,
+            len,
+            arg: first as u32,
+        })
     }
 
     /// A port list. In the body, `port_capable` says whether the rule's
@@ -318,20 +362,7 @@ impl<'a> RuleCompiler<'a> {
     /// `tablearg` in an action takes its value from a table test in the
     /// rule.
     pub fn check_tablearg(&self) -> CResult<()> {
-        use ast::{Action as A, Arg, DivertPort, NatArg};
-        let uses = match &self.rule.action {
-            A::SkiptoTablearg => true,
-            A::Pipe(a)
-            | A::Queue(a)
-            | A::Netgraph(a)
-            | A::Ngtee(a)
-            | A::SetFib(a)
-            | A::SetDscp(a) => *a == Arg::Tablearg,
-            A::Divert(p) | A::Tee(p) => *p == DivertPort::Tablearg,
-            A::Nat(n) => *n == NatArg::Tablearg,
-            A::Fwd(t) => t.addr.is_none(),
-            _ => false,
-        };
+        let uses = self.rule.action.takes_tablearg();
         let has_table = self.prog.insns[self.start..].iter().any(|i| {
             matches!(
                 i.op,

@@ -39,17 +39,19 @@ pub fn compile(
         Ok(built) => {
             prog.table_names = built.names;
             prog.tables = built.tables.into_iter().map(std::sync::Arc::new).collect();
+            prog.table_values = built.values.into_iter().map(std::sync::Arc::new).collect();
         }
         Err(e) => e.into_iter().for_each(|e| errors.push(e)),
     }
     let mut default_allow = opts.default_allow;
+    let mut layer2 = None;
     prog.one_pass = true;
     for setting in &rs.settings {
         let on = setting.value != 0;
         match setting.name.as_str() {
             "one_pass" => prog.one_pass = on,
             "default_to_accept" => default_allow |= on,
-            "net.link.ether.ipfw" => prog.layer2 = on,
+            "net.link.ether.ipfw" => layer2 = Some(on),
             name if prog.state_config.set(name, setting.value) => {}
             name => errors.push(Diagnostic::new(
                 setting.span,
@@ -75,6 +77,14 @@ pub fn compile(
         }
     }
     let mut prog = errors.finish(prog)?;
+    // Rules that test the layer 2 only mean something on a host with
+    // net.link.ether.ipfw=1: a ruleset that has them gets the layer-2
+    // pass unless it says otherwise.
+    prog.layer2 = layer2.unwrap_or_else(|| {
+        prog.insns
+            .iter()
+            .any(|i| matches!(i.op, Op::Layer2 | Op::MacAddr | Op::MacType))
+    });
     prog.rules
         .push(default_rule(prog.insns.len() as u32, default_allow));
     resolve_jumps(&mut prog.rules);
@@ -192,7 +202,11 @@ fn compile_rule(
         tag,
         state_name,
         defer,
-        log_limit: rule.log.map(|l| l.amount.unwrap_or(u32::MAX)),
+        // `logamount 0` is no limit (ipfw(8) "A value of 0 removes any
+        // limit"), as is no `logamount` with verbose_limit at its 0.
+        log_limit: rule
+            .log
+            .map(|l| l.amount.filter(|&n| n > 0).unwrap_or(u32::MAX)),
         start: start as u32,
         end: prog.insns.len() as u32,
         jump: 0,

@@ -690,9 +690,9 @@ impl<'t, 'a, 'n> Parser<'t, 'a, 'n> {
     fn addr_spec(&mut self) -> PResult<AddrSpec> {
         let not = self.eat_not();
         if let Some(open) = self.eat_open() {
-            let mut items = vec![self.addr()?];
+            let mut items = vec![self.or_block_addr()?];
             while self.eat_or() {
-                items.push(self.addr()?);
+                items.push(self.or_block_addr()?);
             }
             self.close(open)?;
             return Ok(AddrSpec {
@@ -716,6 +716,13 @@ impl<'t, 'a, 'n> Parser<'t, 'a, 'n> {
             items,
             or_block: false,
         })
+    }
+
+    /// A member of an address or-block, which may be negated on its own.
+    fn or_block_addr(&mut self) -> PResult<Addr> {
+        let not = self.eat_not();
+        let addr = self.addr()?;
+        Ok(if not { Addr::Not(Box::new(addr)) } else { addr })
     }
 
     fn addr(&mut self) -> PResult<Addr> {

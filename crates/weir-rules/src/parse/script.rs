@@ -9,15 +9,15 @@
 //! `show`, `table T list`) are accepted and ignored.
 
 use super::{
-    is_ifname, is_table_name, parse_addr, parse_number, parse_u64, proto_of, PResult, Parser,
-    AUTOINC_STEP,
+    dscp_code, is_ifname, is_table_name, parse_addr, parse_number, parse_u64, proto_of, PResult,
+    Parser, AUTOINC_STEP,
 };
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use crate::lex::Tok;
 use crate::names::Names;
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// The sysctl prefix of ipfw's tunables.
 const SYSCTL_PREFIX: &str = "net.inet.ip.fw.";
@@ -34,6 +34,8 @@ pub(crate) struct Script<'n> {
     step: u16,
     /// Tables' kinds as created (or guessed by ipfw's auto-create) so far.
     kinds: HashMap<String, TableKind>,
+    /// Tables' value types (`valtype`), where not legacy.
+    value_types: HashMap<String, ValueTypes>,
     names: &'n Names,
 }
 
@@ -44,6 +46,7 @@ impl<'n> Script<'n> {
             last_number: 0,
             step: AUTOINC_STEP,
             kinds: HashMap::new(),
+            value_types: HashMap::new(),
             names,
         }
     }
@@ -373,14 +376,17 @@ impl<'n> Script<'n> {
         };
         match cmd {
             "create" => {
-                let kind = self.create_options(p)?;
+                let (kind, types) = self.create_options(p)?;
                 if self.kinds.insert(name.to_owned(), kind).is_some() {
                     return Err(Diagnostic::new(
                         span,
                         format!("table {name} already exists"),
                     ));
                 }
-                push(self, TableOp::Create(kind), span);
+                if !types.is_legacy() {
+                    self.value_types.insert(name.to_owned(), types);
+                }
+                push(self, TableOp::Create(kind, types), span);
             }
             "add" | "atomic" => {
                 if cmd == "atomic" {
@@ -389,10 +395,15 @@ impl<'n> Script<'n> {
                 if p.at_end() {
                     return Err(Diagnostic::new(p.here(), "table add needs a key"));
                 }
+                let types = self.value_types.get(name).copied().unwrap_or_default();
                 while !p.at_end() {
                     let kspan = p.here();
                     let key = self.table_key(p, name)?;
-                    let value = if p.at_end() { 0 } else { table_value(p)? };
+                    let value = if types.is_legacy() {
+                        TableValue::Legacy(if p.at_end() { 0 } else { table_value(p)? })
+                    } else {
+                        TableValue::Typed(Box::new(typed_value(p, types)?))
+                    };
                     push(
                         self,
                         TableOp::Add {
@@ -427,8 +438,10 @@ impl<'n> Script<'n> {
                 p.end_of_line()?;
                 if name == "all" {
                     self.kinds.clear();
+                    self.value_types.clear();
                 } else {
                     self.kinds.remove(name);
+                    self.value_types.remove(name);
                 }
                 push(self, TableOp::Destroy, span);
             }
@@ -453,6 +466,12 @@ impl<'n> Script<'n> {
                     (None, Some(b)) => self.kinds.insert(name.to_owned(), b),
                     _ => None,
                 };
+                let (va, vb) = (
+                    self.value_types.remove(name),
+                    self.value_types.remove(other),
+                );
+                self.value_types.extend(va.map(|t| (other.to_owned(), t)));
+                self.value_types.extend(vb.map(|t| (name.to_owned(), t)));
                 push(self, TableOp::Swap(other.to_owned()), span);
             }
             "list" | "info" | "detail" | "lookup" | "lock" | "unlock" | "modify" => {
@@ -470,9 +489,11 @@ impl<'n> Script<'n> {
         Ok(())
     }
 
-    /// `create` options; returns the table's kind (addr by default).
-    fn create_options(&mut self, p: &mut Parser) -> PResult<TableKind> {
+    /// `create` options; returns the table's kind (addr by default) and
+    /// value types (legacy by default).
+    fn create_options(&mut self, p: &mut Parser) -> PResult<(TableKind, ValueTypes)> {
         let mut kind = TableKind::Addr;
+        let mut types = ValueTypes::LEGACY;
         while !p.at_end() {
             let (w, span) = p.word("a table option")?;
             match w {
@@ -499,9 +520,10 @@ impl<'n> Script<'n> {
                         }
                     };
                 }
-                "valtype" | "algo" | "limit" => {
-                    // Value types, lookup algorithms and size limits change
-                    // no verdict here; the words are read and kept out.
+                "valtype" => types = value_types(p)?,
+                "algo" | "limit" => {
+                    // Lookup algorithms and size limits change no verdict
+                    // here; the words are read and kept out.
                     p.word(&format!("an argument for {w}"))?;
                     while p.eat(Tok::Comma) {
                         p.word(&format!("an argument for {w}"))?;
@@ -516,7 +538,7 @@ impl<'n> Script<'n> {
                 }
             }
         }
-        Ok(kind)
+        Ok((kind, types))
     }
 
     /// One key of table `name`, read as its kind says (ipfw guesses the
@@ -660,6 +682,73 @@ fn flow_fields(p: &mut Parser, first: &str, span: Span) -> PResult<u8> {
             return Ok(mask);
         }
     }
+}
+
+/// `valtype FIELD,…` (ipfw(8) LOOKUP TABLES; `legacy` is one number).
+fn value_types(p: &mut Parser) -> PResult<ValueTypes> {
+    let mut types = ValueTypes::LEGACY;
+    loop {
+        let (w, span) = p.word("a value type (skipto, pipe, fib, nat, dscp, tag, divert, netgraph, limit, ipv4, ipv6, legacy)")?;
+        match ValueField::ALL.iter().find(|f| f.name() == w) {
+            Some(f) => types.0 |= f.bit(),
+            None if w == "legacy" => {}
+            None => {
+                return Err(Diagnostic::new(
+                    span,
+                    format!(
+                        "unknown value type '{w}' (known: {}, legacy)",
+                        VALUE_FIELDS.join(", ")
+                    ),
+                ))
+            }
+        }
+        if !p.eat(Tok::Comma) {
+            return Ok(types);
+        }
+    }
+}
+
+/// A typed value: one comma-separated part per field of `types`, in
+/// field order, as ipfw's `tentry_fill_value` reads them (sbin/ipfw/tables.c).
+fn typed_value(p: &mut Parser, types: ValueTypes) -> PResult<TypedValue> {
+    let wrong_count = |p: &Parser| {
+        let wanted: Vec<&str> = types.fields().map(ValueField::name).collect();
+        let msg = format!(
+            "this table's values have {} fields: {}",
+            wanted.len(),
+            wanted.join(",")
+        );
+        Diagnostic::new(p.here(), msg)
+    };
+    let mut v = TypedValue {
+        types,
+        ..TypedValue::default()
+    };
+    for (k, field) in types.fields().enumerate() {
+        if k > 0 && !p.eat(Tok::Comma) {
+            return Err(wrong_count(p));
+        }
+        let (w, span) = p.word(&format!("a value for '{}'", field.name()))?;
+        let bad = || Diagnostic::new(span, format!("bad {} value '{w}'", field.name()));
+        match field {
+            ValueField::Nh4 => {
+                v.numbers[field as usize] = u32::from(w.parse::<Ipv4Addr>().map_err(|_| bad())?);
+            }
+            ValueField::Nh6 => v.nh6 = u128::from(w.parse::<Ipv6Addr>().map_err(|_| bad())?),
+            ValueField::Dscp => {
+                v.numbers[field as usize] = u32::from(dscp_code(w).ok_or_else(bad)?)
+            }
+            _ => {
+                v.numbers[field as usize] = parse_u64(w)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(bad)?;
+            }
+        }
+    }
+    if p.peek().is_some_and(|t| t.tok == Tok::Comma) {
+        return Err(wrong_count(p));
+    }
+    Ok(v)
 }
 
 /// A table value: a number (decimal or `0x` hex) or an IPv4 address, as
