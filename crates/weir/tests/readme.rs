@@ -4,7 +4,7 @@
 //! shell code blocks, and any `weir …` line of its other code blocks
 //! (`cargo run … -- ARGS` runs as `weir ARGS`). A command runs with bash,
 //! in a directory holding the files the README names (`rules.conf` is
-//! rules/demo.rules, `trace.pcap`, `in.pcap`, `in.pcapng`, `ppp.conf`
+//! crates/weir/rules/demo.rules, `trace.pcap`, `in.pcap`, `in.pcapng`, `ppp.conf`
 //! (FreeBSD's sample, also for `/etc/ppp/ppp.conf`), `acl1` and
 //! `acl1_trace` (a generated ClassBench set and trace), and the files
 //! whose code block starts with `# NAME`, such as `ppp.filter`), and must
@@ -360,7 +360,11 @@ fn first_stage(pid: u32) -> u32 {
 /// The files the README's commands read.
 fn fixtures(place: &Place, blocks: &[Block]) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    fs::copy(root.join("rules/demo.rules"), place.file("rules.conf")).unwrap();
+    fs::copy(
+        root.join("crates/weir/rules/demo.rules"),
+        place.file("rules.conf"),
+    )
+    .unwrap();
     for (name, n, seed) in [("trace.pcap", "2000", "7"), ("in.pcap", "200", "3")] {
         common::weir_ok([
             "gen",
