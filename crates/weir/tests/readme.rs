@@ -4,8 +4,8 @@
 //! shell code blocks, and any `weir …` line of its other code blocks
 //! (`cargo run … -- ARGS` runs as `weir ARGS`). A command runs with bash,
 //! in a directory holding the files the README names (`rules.conf` is
-//! crates/weir/rules/demo.rules, `trace.pcap`, `in.pcap`, `in.pcapng`, `ppp.conf`
-//! (FreeBSD's sample, also for `/etc/ppp/ppp.conf`), `acl1` and
+//! crates/weir/rules/demo.rules, `trace.pcap`, `in.pcap`, `in.pcapng`,
+//! `ppp.conf` (FreeBSD's sample, also for `/etc/ppp/ppp.conf`), `acl1` and
 //! `acl1_trace` (a generated ClassBench set and trace), and the files
 //! whose code block starts with `# NAME`, such as `ppp.filter`), and must
 //! exit 0. A command it cannot run is listed in [`NOT_RUN`] with the
