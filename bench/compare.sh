@@ -3,7 +3,7 @@
 #
 #   tcpdump -r TRACE -w OUT 'tcp dst port 80'             end-to-end, file to file
 #   weir run one-rule.rules -r TRACE -w OUT               end-to-end, file to file
-#   bench/bpf/harness.c: pcap_offline_filter per packet   in memory (libpcap's BPF)
+#   crates/weir-bench/bpf/harness.c: pcap_offline_filter per packet   in memory (libpcap's BPF)
 #   weir bench one-rule.rules -r TRACE                    in memory (weir's engine)
 #
 # where one-rule.rules is `100 allow tcp from any to any 80` (default deny,
@@ -35,7 +35,7 @@ if [ -z "$weir" ]; then
   weir=target/release/weir
 fi
 harness="$work/weir-bpf-harness"
-"${CC:-cc}" -O2 -o "$harness" bench/bpf/harness.c -lpcap
+"${CC:-cc}" -O2 -o "$harness" crates/weir-bench/bpf/harness.c -lpcap
 trace="$work/trace-$packets.pcap"
 [ -s "$trace" ] || "$weir" gen -n "$packets" --seed 7 -o "$trace"
 rules="$work/one-rule.rules"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need, then runs every test.
+# The test command: installs what the tests need, checks formatting and
+# lints, then runs every test.
 #
 #   bash scripts/test.sh
 #
@@ -30,6 +31,11 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
+
+# The gates: formatting, then clippy with warnings as errors. Clippy uses the
+# tests' profile so both share the dependencies' build where they can.
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --profile ci -- -D warnings
 
 # Optimised (the property, corpus and differential tests do real work),
 # with overflow checks and debug assertions on: see [profile.ci].

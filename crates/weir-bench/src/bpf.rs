@@ -1,6 +1,6 @@
 //! libpcap's BPF interpreter as the peer measured in the same run.
 //!
-//! The harness (`bench/bpf/harness.c`, embedded here) is compiled at run
+//! The harness (`crates/weir-bench/bpf/harness.c`, embedded here) is compiled at run
 //! time with the system C compiler against Debian's libpcap-dev. It loads a
 //! trace into memory and times `pcap_offline_filter` on every packet, the
 //! same way `weir bench` times the engine. When `cc` or libpcap is missing,
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The harness source, built into the binary so it runs from anywhere.
-pub const HARNESS_C: &str = include_str!("../../../bench/bpf/harness.c");
+pub const HARNESS_C: &str = include_str!("../bpf/harness.c");
 
 /// One expression timed by the harness.
 #[derive(Clone, Debug, serde::Serialize)]

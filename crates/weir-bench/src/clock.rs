@@ -17,12 +17,8 @@ pub fn ticks() -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         // SAFETY: rdtsc only reads the time-stamp counter; it has no
-        // preconditions and touches no memory. (Recent compilers treat the
-        // intrinsic as safe, hence the allow.)
-        #[allow(unsafe_code, unused_unsafe)]
-        unsafe {
-            core::arch::x86_64::_rdtsc()
-        }
+        // preconditions and touches no memory.
+        unsafe { core::arch::x86_64::_rdtsc() }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {

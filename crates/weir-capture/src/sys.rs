@@ -4,6 +4,7 @@
 //!
 //! Every wrapper is thin and allocation-free on the packet path; callers
 //! above stay safe Rust. Every `unsafe` block says why it is sound.
+// AF_PACKET, mmap and ioctl calls have no safe std API.
 #![allow(unsafe_code)]
 
 use std::ffi::CString;

@@ -12,8 +12,8 @@
 //!   with `log logamount 1` (the limit reached: the per-packet cost of a
 //!   log rule that no longer writes).
 //!
-//! State and table lookups are not benchmarked: weir has no state table
-//! (`keep-state`) or `table(NAME)` lookups yet.
+//! State lookups have their own bench (`--bench state`), table lookups
+//! theirs in weir-table (`cargo bench -p weir-table --bench lookup`).
 
 mod common;
 

@@ -13,7 +13,8 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[repr(u8)]
 pub enum Op {
-    /// Never matches (e.g. `check-state` with no state table entries).
+    /// Never matches: `not any`, and the body of a `check-state` rule, which
+    /// acts only through a state fired before its body runs.
     Never = 0,
     /// `proto == arg`.
     Proto,
@@ -479,9 +480,11 @@ pub mod class {
     pub const SETUP: u32 = 1 << 6;
     /// IPv4 options (`ipoptions`): the option bits shifted by this much.
     pub const IPOPT_SHIFT: u32 = 8;
-    /// A dynamic state of this packet's flow exists. No packet has it yet
-    /// (there is no state table), so a `check-state` rule, which requires
-    /// it in its header, is skipped like any other header mismatch.
+    /// A dynamic state of this packet's flow exists: the engine looks the
+    /// flow up in its state table once, before the walk. A probe rule
+    /// (`check-state`, `keep-state`, …) requires its absence in its header,
+    /// so a packet with a state takes the header-failure path, which
+    /// fires the state.
     pub const STATE: u32 = 1 << 12;
 
     /// Words for a header requirement, for `weir explain`.

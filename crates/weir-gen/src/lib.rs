@@ -58,6 +58,7 @@
 //! (except malformed ones); the largest untagged frame is 1514 bytes.
 //! Timestamps increase by 1 µs-4 ms per frame. Memory is bounded by the
 //! conversation tables, whatever `count` is.
+#![forbid(unsafe_code)]
 
 pub mod builder;
 mod emit;

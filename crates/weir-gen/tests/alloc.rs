@@ -5,11 +5,8 @@
 //! Only the test's own thread is counted: the test harness's threads may
 //! allocate at any moment (a loaded machine made this test fail that way).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-
-struct Counting;
 
 static ALLOCS: AtomicUsize = AtomicUsize::new(0);
 
@@ -23,22 +20,37 @@ fn count() {
     }
 }
 
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        unsafe { System.realloc(ptr, layout, new_size) }
+// A global allocator can only be written as an `unsafe impl`; this module
+// holds it and nothing else.
+#[allow(unsafe_code)]
+mod sys {
+    use super::count;
+    use std::alloc::{GlobalAlloc, Layout, System};
+
+    pub struct Counting;
+
+    // SAFETY: every method forwards to `System` with the caller's
+    // arguments unchanged, so `System`'s guarantees carry over.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            count();
+            // SAFETY: forwarded unchanged (see the impl).
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: forwarded unchanged (see the impl).
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            count();
+            // SAFETY: forwarded unchanged (see the impl).
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
     }
 }
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: sys::Counting = sys::Counting;
 
 #[test]
 fn no_allocation_per_frame() {

@@ -13,6 +13,7 @@
 //! mirrors an input's format and interfaces. [`output`] keeps outputs
 //! honest: no output overwrites an input, and a file appears only when it
 //! is complete.
+#![forbid(unsafe_code)]
 
 mod endian;
 mod error;

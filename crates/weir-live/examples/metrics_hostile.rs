@@ -25,6 +25,7 @@
 #[path = "../tests/hostile/mod.rs"]
 mod hostile;
 
+use rustix::thread::{sched_setaffinity, CpuSet};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -279,17 +280,7 @@ fn thousands(x: f64) -> String {
 
 /// Keeps the calling thread (and threads it starts later) on one CPU.
 fn pin(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes
-    // inside it; sched_setaffinity reads it for the calling thread (0).
-    let rc = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-    };
-    assert_eq!(
-        rc,
-        0,
-        "pin to CPU {cpu}: {}",
-        std::io::Error::last_os_error()
-    );
+    let mut set = CpuSet::new();
+    set.set(cpu);
+    sched_setaffinity(None, &set).unwrap_or_else(|e| panic!("pin to CPU {cpu}: {e}"));
 }

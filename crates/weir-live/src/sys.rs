@@ -2,6 +2,7 @@
 //!
 //! Everything here is a thin, checked wrapper; the message formats live in
 //! `netlink.rs`, which is safe code.
+// Raw netlink socket calls have no safe std API.
 #![allow(unsafe_code)]
 
 use std::io;

@@ -11,13 +11,18 @@ use weir_gen::{GenConfig, Generator};
 use weir_rules::Names;
 use weir_wire::{decode, Direction, LinkType};
 
-/// The bundled ruleset, also at rules/demo.rules.
-pub const DEMO_RULES: &str = include_str!("../../../rules/demo.rules");
+/// The bundled ruleset (crates/weir/rules/demo.rules in the repository).
+pub const DEMO_RULES: &str = include_str!("../rules/demo.rules");
 
 pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
     let names = Names::system();
     let source = weir_rules::Source::new(DEMO_RULES.as_bytes());
-    let program = compile_source("rules/demo.rules", &source, &names, &Default::default())?;
+    let program = compile_source(
+        "crates/weir/rules/demo.rules",
+        &source,
+        &names,
+        &Default::default(),
+    )?;
     let mut engine = Engine::new(program);
     engine.dispatch = args.dispatch.into();
     // Log lines are collected and shown after the table, not interleaved.
@@ -49,7 +54,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
         return outputs::print(&format!("{}\n", report::json(&engine, &summary)));
     }
     let mut text = format!(
-        "weir demo: rules/demo.rules over {} generated packets (seed {}), dispatch {:?}\n\n",
+        "weir demo: crates/weir/rules/demo.rules over {} generated packets (seed {}), dispatch {:?}\n\n",
         args.count, args.seed, engine.dispatch
     );
     text += &report::counters_table(&engine);
@@ -66,7 +71,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
     if !log_text.is_empty() {
         text += &format!("log lines (rules with `log`, limited by logamount):\n{log_text}\n");
     }
-    text += "next: weir gen -n 100000 -o trace.pcap && weir run rules/demo.rules -r trace.pcap --counters\n";
+    text += "next: weir gen -n 100000 -o trace.pcap && weir run crates/weir/rules/demo.rules -r trace.pcap --counters\n";
     outputs::print(&text)
 }
 

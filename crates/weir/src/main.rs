@@ -1,4 +1,5 @@
 //! weir: the command-line front end. Thin glue over the library crates.
+#![forbid(unsafe_code)]
 
 mod bench;
 mod capture;

@@ -198,7 +198,7 @@ fn run_json_syscall_counts_match_strace() {
         .arg(&summary)
         .arg(common::bin())
         .arg("run")
-        .arg(repo("rules/demo.rules"))
+        .arg(repo("crates/weir/rules/demo.rules"))
         .arg("-r")
         .arg(&trace)
         .arg("-w")

@@ -61,20 +61,32 @@ where
     };
     let out = drain(Box::new(child.stdout.take().expect("piped")));
     let err = drain(Box::new(child.stderr.take().expect("piped")));
-    let mut status = 0;
-    // SAFETY: plain out-parameters for wait4 on our own child's pid;
-    // rusage is zero-initialisable.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = child.id() as libc::pid_t;
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid, "wait4: {}", std::io::Error::last_os_error());
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let (code, peak) = sys::wait4(child.id());
     Measured {
         code,
         stdout: out.join().unwrap(),
         stderr: err.join().unwrap(),
+        peak,
+    }
+}
+
+// wait4 (the only call that reports one child's peak memory) has no safe
+// wrapper in std or rustix; this module holds the one unsafe call.
+#[allow(unsafe_code)]
+mod sys {
+    /// Reaps child `pid`: its exit code (None if a signal ended it) and
+    /// its peak resident memory in bytes.
+    pub fn wait4(pid: u32) -> (Option<i32>, u64) {
+        let pid = pid as libc::pid_t;
+        let mut status = 0;
+        // SAFETY: rusage is plain integers, so all-zero is a valid value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: both pointers are to live locals wait4 only writes.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        assert_eq!(r, pid, "wait4: {}", std::io::Error::last_os_error());
+        let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
         // Linux reports kibibytes.
-        peak: usage.ru_maxrss as u64 * 1024,
+        (code, usage.ru_maxrss as u64 * 1024)
     }
 }
 

@@ -10,11 +10,13 @@ mod common;
 #[path = "../../weir-live/tests/promtool/mod.rs"]
 mod promtool;
 
+use rustix::process::{kill_process, Pid, Signal};
+use rustix::thread::{move_into_link_name_space, LinkNameSpaceType};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -25,8 +27,7 @@ const SENDER: &str = "10.201.1.2";
 const RECEIVER: &str = "10.201.2.2";
 
 fn root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 macro_rules! need_root {
@@ -164,9 +165,9 @@ fn in_ns<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> T {
     std::thread::scope(|s| {
         s.spawn(|| {
             let file = std::fs::File::open(&path).expect("namespace file");
-            // SAFETY: a valid namespace fd; setns changes only this thread.
-            let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-            assert_eq!(rc, 0, "setns {path}: {}", std::io::Error::last_os_error());
+            // setns changes only this thread.
+            move_into_link_name_space(file.as_fd(), Some(LinkNameSpaceType::Network))
+                .unwrap_or_else(|e| panic!("setns {path}: {e}"));
             f()
         })
         .join()
@@ -232,16 +233,14 @@ impl Weir {
         }
     }
 
-    fn signal(&self, sig: libc::c_int) {
-        // SAFETY: kill takes no pointers; the pid is our live child
-        // (`ip netns exec` execs weir in place).
-        let rc = unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
-        assert_eq!(rc, 0);
+    /// `ip netns exec` execs weir in place, so the child is weir itself.
+    fn signal(&self, sig: Signal) {
+        kill_process(Pid::from_child(&self.child), sig).expect("kill weir");
     }
 
     /// SIGTERM, then the JSON summary weir prints on its way out.
     fn stop(mut self) -> (Value, String) {
-        self.signal(libc::SIGTERM);
+        self.signal(Signal::TERM);
         let mut out = String::new();
         self.child
             .stdout
@@ -563,7 +562,7 @@ fn reload_under_traffic_loses_no_verdict() {
     )
     .unwrap();
     let before_signal = sent.load(Ordering::SeqCst);
-    weir.signal(libc::SIGHUP);
+    weir.signal(Signal::HUP);
     weir.wait_for("weir: reloaded");
     let after_reload = sent.load(Ordering::SeqCst);
     while sent.load(Ordering::SeqCst) < after_reload + 2000 {
@@ -629,7 +628,7 @@ fn bad_reload_keeps_the_running_ruleset() {
         "100 allow udp from any to any\n200 deny udpp from any to any\n",
     )
     .unwrap();
-    weir.signal(libc::SIGHUP);
+    weir.signal(Signal::HUP);
     let failed = weir.wait_for("weir: reload of ");
     assert!(
         failed.ends_with("rules.conf failed; the running ruleset is unchanged"),

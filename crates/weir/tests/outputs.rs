@@ -8,7 +8,6 @@ mod common;
 use common::*;
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File};
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -19,12 +18,7 @@ fn tmp() -> tempfile::TempDir {
 /// The write end of a pipe whose read end is already closed: every write
 /// to it fails with EPIPE, deterministically.
 fn closed_pipe() -> Stdio {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe(2) returns.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe(2)");
-    // SAFETY: both descriptors were just returned by pipe(2) and are owned
-    // by nothing else; dropping the read end closes it.
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (read, write) = std::io::pipe().expect("pipe(2)");
     drop(read);
     Stdio::from(write)
 }

@@ -4,8 +4,8 @@
 //! shell code blocks, and any `weir …` line of its other code blocks
 //! (`cargo run … -- ARGS` runs as `weir ARGS`). A command runs with bash,
 //! in a directory holding the files the README names (`rules.conf` is
-//! rules/demo.rules, `trace.pcap`, `in.pcap`, `in.pcapng`, `ppp.conf`
-//! (FreeBSD's sample, also for `/etc/ppp/ppp.conf`), `acl1` and
+//! crates/weir/rules/demo.rules, `trace.pcap`, `in.pcap`, `in.pcapng`,
+//! `ppp.conf` (FreeBSD's sample, also for `/etc/ppp/ppp.conf`), `acl1` and
 //! `acl1_trace` (ClassBench samples with flags, tests/classbench), and the files
 //! whose code block starts with `# NAME`, such as `ppp.filter`), and must
 //! exit 0. A command it cannot run is listed in [`NOT_RUN`] with the
@@ -24,6 +24,7 @@
 
 mod common;
 
+use rustix::process::{Pid, Signal};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -165,8 +166,7 @@ fn as_weir(command: &str) -> String {
 }
 
 fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 /// Where the commands run: the fixtures directory, weir on PATH, and as
@@ -293,7 +293,7 @@ impl Drop for Place {
             .into_iter()
             .flatten()
         {
-            stop(child, libc::SIGKILL);
+            stop(child, Signal::KILL);
         }
     }
 }
@@ -306,18 +306,27 @@ fn which(tool: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-fn signal(pid: u32, sig: i32) {
-    // SAFETY: kill on a pid (or process group) this test started.
-    unsafe { libc::kill(pid as libc::pid_t, sig) };
+/// Signals a process this test started; one already gone is no error.
+fn signal(pid: u32, sig: Signal) {
+    if let Some(pid) = Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process(pid, sig);
+    }
+}
+
+/// Signals the process group a child of this test leads.
+fn signal_group(pid: u32, sig: Signal) {
+    if let Some(pid) = Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process_group(pid, sig);
+    }
 }
 
 /// Signals a child (and the process group it leads), then reaps it.
-fn stop(mut child: Child, sig: i32) -> Option<ExitStatus> {
+fn stop(mut child: Child, sig: Signal) -> Option<ExitStatus> {
     signal(child.id(), sig);
     let status = wait(&mut child, Duration::from_secs(20));
     // Whatever the line left behind in its group (a server it started
     // with `&`) goes too.
-    signal(child.id().wrapping_neg(), libc::SIGKILL);
+    signal_group(child.id(), Signal::KILL);
     status
 }
 
@@ -328,7 +337,7 @@ fn wait(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
             return Some(status);
         }
         if Instant::now() > end {
-            signal(child.id().wrapping_neg(), libc::SIGKILL);
+            signal_group(child.id(), Signal::KILL);
             let _ = child.wait();
             return None;
         }
@@ -351,7 +360,11 @@ fn first_stage(pid: u32) -> u32 {
 /// The files the README's commands read.
 fn fixtures(place: &Place, blocks: &[Block]) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    fs::copy(root.join("rules/demo.rules"), place.file("rules.conf")).unwrap();
+    fs::copy(
+        root.join("crates/weir/rules/demo.rules"),
+        place.file("rules.conf"),
+    )
+    .unwrap();
     for (name, n, seed) in [("trace.pcap", "2000", "7"), ("in.pcap", "200", "3")] {
         common::weir_ok([
             "gen",
@@ -460,10 +473,10 @@ fn every_readme_command_runs() {
             let mut child = place.spawn(&line, n);
             if LIVE.iter().any(|l| line.starts_with(l)) {
                 std::thread::sleep(Duration::from_secs(2));
-                signal(first_stage(child.id()), libc::SIGINT);
+                signal(first_stage(child.id()), Signal::INT);
             }
             let mut status = wait(&mut child, TIMEOUT);
-            signal(child.id().wrapping_neg(), libc::SIGKILL);
+            signal_group(child.id(), Signal::KILL);
             let fallback = FALLBACKS.iter().find(|(c, _, _)| *c == command);
             if let (false, Some((_, instead, why))) =
                 (status.is_some_and(|s| s.success()), fallback)
@@ -503,7 +516,7 @@ fn every_readme_command_runs() {
 
 /// A background command, stopped with SIGINT, must end well.
 fn check_stopped(failures: &mut Vec<String>, place: &Place, child: Child, command: &str, n: usize) {
-    let status = stop(child, libc::SIGINT);
+    let status = stop(child, Signal::INT);
     if !status.is_some_and(|s| s.success()) {
         failures.push(format!(
             "{command}\n  {} after SIGINT\n{}",

@@ -44,11 +44,7 @@ const RW: &[&str] = &[
 const MMAP: &[&str] = &["mmap", "munmap", "mremap", "brk"];
 
 fn demo_rules() -> String {
-    std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../rules/demo.rules"
-    ))
-    .unwrap()
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/demo.rules")).unwrap()
 }
 
 /// The ruleset without `log` and `logamount N`.

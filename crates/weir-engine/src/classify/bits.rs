@@ -16,7 +16,7 @@ use crate::program::{class, Program};
 use weir_wire::Packet;
 
 /// Don't build past this many bitset words in all (64 MiB): beyond it the
-/// engine walks linearly (a scheme with aggregated bitsets is issue 6).
+/// engine walks linearly.
 const MAX_WORDS: usize = 8 << 20;
 
 /// One field: sorted interval starts, and per interval the rules' bitset.

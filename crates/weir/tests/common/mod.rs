@@ -52,9 +52,9 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).expect("stderr is UTF-8")
 }
 
-/// The repository's `rules/demo.rules`.
+/// The bundled `rules/demo.rules`.
 pub fn demo_rules() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rules/demo.rules")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/demo.rules")
 }
 
 /// `weir gen -n N --seed S -o DIR/NAME`, returning the path.
