@@ -6,8 +6,8 @@
 #
 #   commas    one line of 1 MiB of commas                  (peer: 256 KiB)
 #   errors    200,000 lines, each an error (port 99999)    (peer: 50,000)
-#   autonum   200,000 rules without numbers: ipfw's automatic numbers pass
-#             65534 after 655 rules, so every later line is an error
+#   autonum   200,000 rules without numbers: ipfw's automatic numbers reach
+#             65500 after 655 rules, and every later rule shares it
 #   valid     200,000 numbered rules, each its own /24 and port
 #
 #   bash bench/check-scale.sh [RUNS]
