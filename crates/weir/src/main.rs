@@ -130,21 +130,23 @@ fn check_one(
         if label != args.rules.display().to_string() {
             // A ppp file's sets, one after another.
             text += &format!("# {label}\n");
-        } else if let Ok(rs) = weir_rules::parse_source(
-            &setup::read_source(&args.rules)?,
-            &weir_rules::Names::system(),
-        ) {
-            // Every rule, those of disabled sets too (the `set disable`
-            // line keeps them out when the output is read back), in ipfw's
-            // order: by number, equal numbers as added.
-            lines = rs.rules.iter().map(|r| (r.number, r.to_string())).collect();
-            lines.sort_by_key(|(n, _)| *n);
-            // Settings and `table ... add` lines first, as written.
-            let header = weir_rules::Ruleset {
-                rules: Vec::new(),
-                ..rs
-            };
-            text += &weir_rules::print_ruleset(&header);
+        } else if args.rules.as_os_str() != "-" {
+            // (Standard input was read once, by the compiler: its rules
+            // stand as compiled.)
+            let source = setup::read_source(&args.rules)?;
+            if let Ok(rs) = weir_rules::parse_source(&source, &weir_rules::Names::system()) {
+                // Every rule, those of disabled sets too (the `set disable`
+                // line keeps them out when the output is read back), in
+                // ipfw's order: by number, equal numbers as added.
+                lines = rs.rules.iter().map(|r| (r.number, r.to_string())).collect();
+                lines.sort_by_key(|(n, _)| *n);
+                // Settings and `table ... add` lines first, as written.
+                let header = weir_rules::Ruleset {
+                    rules: Vec::new(),
+                    ..rs
+                };
+                text += &weir_rules::print_ruleset(&header);
+            }
         }
         for (number, rule) in lines {
             text += &format!("{number:05} {rule}\n");

@@ -187,8 +187,9 @@ fn disabled_sets_are_left_out() {
     assert_eq!(out.status.code(), Some(2), "set 31 is the default rule's");
 }
 
-/// With `--layer2` an Ethernet frame meets the rules at layer 2 first,
-/// where `mac-type` sees ARP; without it ARP is non-IP and passes.
+/// With the layer-2 pass an Ethernet frame meets the rules at layer 2
+/// too, where `mac-type` sees ARP; without it ARP is non-IP and passes.
+/// A ruleset with `mac-type` rules gets the pass unless told otherwise.
 #[test]
 fn layer2_flag_runs_mac_rules() {
     let dir = tempfile::tempdir().unwrap();
@@ -197,9 +198,12 @@ fn layer2_flag_runs_mac_rules() {
         dir.path(),
         "100 deny ip from any to any mac-type arp\n200 allow ip from any to any\n",
     );
-    let plain = tally(&verdicts(&run_verdicts(&rules, &t, &[])));
+    let off = ["--sysctl", "net.link.ether.ipfw=0"];
+    let plain = tally(&verdicts(&run_verdicts(&rules, &t, &off)));
     assert!(!plain.contains_key("100 deny"), "{plain:?}");
     let layer2 = tally(&verdicts(&run_verdicts(&rules, &t, &["--layer2"])));
+    let by_itself = tally(&verdicts(&run_verdicts(&rules, &t, &[])));
+    assert_eq!(by_itself, layer2);
     assert!(
         layer2.get("100 deny").copied().unwrap_or(0) > 0,
         "{layer2:?}"
