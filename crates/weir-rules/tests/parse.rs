@@ -474,7 +474,7 @@ fn typed_table_values() {
         "table IN create type iface valtype skipto,fib\ntable IN add vlan20 12000,12\n\
          table H create type addr valtype ipv4,ipv6\ntable H add 10.0.0.0/8 10.23.2.1,2001:db8::1\n\
          table D create valtype fib,dscp,tag\ntable D add 10.0.0.1 7,1,af11\n\
-         table L create valtype legacy\ntable L add 10.0.0.1 10.0.0.2\n",
+         table L create valtype legacy\ntable L add 10.0.0.1 10.0.0.2\ntable IN add vlan30\n",
     )
     .unwrap();
     let text: Vec<String> = rs.tables.iter().map(|t| t.to_string()).collect();
@@ -489,6 +489,7 @@ fn typed_table_values() {
             "table D add 10.0.0.1/32 7,1,10",
             "table L create type addr",
             "table L add 10.0.0.1/32 167772162",
+            "table IN add vlan30 0,0",
         ]
     );
     let TableOp::Add { value, .. } = &rs.tables[1].op else {

@@ -401,6 +401,12 @@ impl<'n> Script<'n> {
                     let key = self.table_key(p, name)?;
                     let value = if types.is_legacy() {
                         TableValue::Legacy(if p.at_end() { 0 } else { table_value(p)? })
+                    } else if p.at_end() {
+                        // No value: every field 0, as for a legacy table.
+                        TableValue::Typed(Box::new(TypedValue {
+                            types,
+                            ..TypedValue::default()
+                        }))
                     } else {
                         TableValue::Typed(Box::new(typed_value(p, types)?))
                     };
