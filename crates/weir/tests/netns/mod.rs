@@ -161,19 +161,18 @@ pub struct Weir {
 }
 
 impl Weir {
+    /// `weir inline --queue 0 EXTRA... RULES` in the router, once bound.
     pub fn start(net: &Net, rules: &std::path::Path, extra: &[&str]) -> Weir {
+        let rules = rules.to_str().expect("UTF-8 path");
+        let args = [&["inline", "--queue", "0"], extra, &[rules]].concat();
+        Weir::spawn(&net.router, &args, "weir: inline on queue 0")
+    }
+
+    /// `weir ARGS...` in namespace `ns`, once its stderr says `ready`.
+    pub fn spawn(ns: &str, args: &[&str], ready: &str) -> Weir {
         let mut child = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &net.router,
-                crate::common::bin(),
-                "inline",
-                "--queue",
-                "0",
-            ])
-            .args(extra)
-            .arg(rules)
+            .args(["netns", "exec", ns, crate::common::bin()])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -189,7 +188,7 @@ impl Weir {
             }
         });
         let w = Weir { child, stderr };
-        w.wait_for("weir: inline on queue 0");
+        w.wait_for(ready);
         w
     }
 
@@ -215,6 +214,34 @@ impl Weir {
     /// `ip netns exec` execs weir in place, so the child is weir itself.
     pub fn signal(&self, sig: Signal) {
         kill_process(Pid::from_child(&self.child), sig).expect("kill weir");
+    }
+
+    /// Waits (at most `limit`) for weir to end by itself (`-c`); its
+    /// stdout and stderr.
+    pub fn wait(mut self, limit: Duration) -> (String, String) {
+        let start = Instant::now();
+        let status = loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "weir did not stop; stderr:\n{}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut out = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(50)); // the stderr thread's last lines
+        let err = self.stderr();
+        assert!(status.success(), "weir exited {status}; stderr:\n{err}");
+        (out, err)
     }
 
     /// SIGTERM, then the JSON summary weir prints on its way out.
