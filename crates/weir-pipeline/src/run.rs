@@ -112,3 +112,217 @@ where
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io;
+    use weir_engine::{Decision, Verdict};
+    use weir_io::{Comments, Format, Frame, Interface};
+    use weir_wire::{Direction, LinkType};
+
+    fn engine(text: &str) -> Engine {
+        let names = weir_rules::Names::default();
+        Engine::new(weir_engine::load(text, &names, &Default::default()).expect("rules"))
+    }
+
+    fn udp(dport: u16) -> Vec<u8> {
+        let mut p = vec![0u8; 28];
+        p[0] = 0x45;
+        p[2..4].copy_from_slice(&28u16.to_be_bytes());
+        p[8] = 64;
+        p[9] = 17;
+        p[12..16].copy_from_slice(&[10, 0, 0, 1]);
+        p[16..20].copy_from_slice(&[10, 0, 0, 2]);
+        p[22..24].copy_from_slice(&dport.to_be_bytes());
+        p[24..26].copy_from_slice(&8u16.to_be_bytes());
+        p
+    }
+
+    /// Raw-IP datagrams in batches of `batch`, recording the verdicts
+    /// handed back, as NFQUEUE would send them.
+    struct Datagrams {
+        packets: Vec<Vec<u8>>,
+        next: usize,
+        batch: u64,
+        iface: [Interface; 1],
+        verdicts: Vec<Verdict>,
+    }
+
+    impl Datagrams {
+        fn new(ports: &[u16], batch: u64) -> Datagrams {
+            Datagrams {
+                packets: ports.iter().map(|&p| udp(p)).collect(),
+                next: 0,
+                batch,
+                iface: [Interface {
+                    link_type: LinkType::RAW,
+                    snaplen: 0xffff,
+                    name: Some("em0".into()),
+                }],
+                verdicts: Vec::new(),
+            }
+        }
+    }
+
+    impl Source for Datagrams {
+        fn next_batch<F>(&mut self, budget: &Budget, mut each: F) -> Result<Option<usize>, String>
+        where
+            F: FnMut(&Frame<'_>, &[Interface]) -> Verdict,
+        {
+            if self.next == self.packets.len() {
+                return Ok(None);
+            }
+            let want = budget.claim(self.batch) as usize;
+            let n = want.min(self.packets.len() - self.next);
+            budget.give_back((want - n) as u64);
+            for data in &self.packets[self.next..self.next + n] {
+                let frame = Frame {
+                    ts_ns: 0,
+                    iface: 0,
+                    link_type: LinkType::RAW,
+                    orig_len: data.len() as u32,
+                    data,
+                    direction: Direction::Unknown,
+                    comments: Comments::NONE,
+                    offset: 0,
+                };
+                let v = each(&frame, &self.iface);
+                self.verdicts.push(v);
+            }
+            self.next += n;
+            Ok(Some(n))
+        }
+
+        fn interfaces(&self) -> &[Interface] {
+            &self.iface
+        }
+
+        fn format(&self) -> Format {
+            Format::Pcapng
+        }
+    }
+
+    /// Keeps each decision; fails at packet `fail_at` (1-based), if given.
+    #[derive(Default)]
+    struct Record {
+        decisions: Vec<(Decision, Direction)>,
+        fail_at: Option<usize>,
+        reloads: usize,
+    }
+
+    impl Sink for Record {
+        fn packet(&mut self, d: &Decided<'_>) -> Result<(), OutputError> {
+            self.decisions.push((*d.decision, d.packet.direction));
+            if Some(self.decisions.len()) == self.fail_at {
+                return Err(OutputError::new("out", io::Error::other("disk full")));
+            }
+            Ok(())
+        }
+
+        fn reloaded(&mut self, _: &Engine) {
+            self.reloads += 1;
+        }
+
+        fn finish(&mut self, _: &[Interface]) -> Result<(), OutputError> {
+            Ok(())
+        }
+    }
+
+    const RULES: &str = "100 deny udp from any to any 53 recv em0\n200 allow ip from any to any\n";
+
+    fn shared<'a>(
+        sink: &'a Mutex<Record>,
+        budget: &'a Budget,
+        stop: &'a Stop,
+        place: &'a Placement,
+    ) -> Shared<'a, Record> {
+        Shared {
+            sink,
+            budget,
+            stop,
+            place,
+        }
+    }
+
+    #[test]
+    fn every_packet_is_decided_once_in_order_and_its_verdict_goes_back() {
+        let mut source = Datagrams::new(&[53, 80, 53, 443, 53], 2);
+        let mut e = engine(RULES);
+        let (sink, budget, stop) = (Mutex::default(), Budget::new(None), Stop::new(None));
+        let place = Placement::new(None, &[], None);
+        let ended = run(
+            &mut source,
+            &mut e,
+            &shared(&sink, &budget, &stop, &place),
+            |_, _| Between::Go,
+        );
+        assert!(ended.unwrap().input_error.is_none());
+        assert_eq!(stop.reason(), Reason::End);
+        let got = sink.into_inner().unwrap().decisions;
+        let rules: Vec<_> = got.iter().map(|(d, _)| d.rule).collect();
+        // Rule 100 names the interface: the source's name reached the engine.
+        assert_eq!(rules, [Some(0), Some(1), Some(0), Some(1), Some(0)]);
+        // Unknown direction: in, as nothing says otherwise.
+        assert!(got.iter().all(|(_, dir)| *dir == Direction::In));
+        use Verdict::{Drop, Pass};
+        assert_eq!(source.verdicts, [Drop, Pass, Drop, Pass, Drop]);
+        assert_eq!(e.counters()[0].packets, 3);
+    }
+
+    #[test]
+    fn the_budget_is_exact_and_stops_the_run_by_count() {
+        let mut source = Datagrams::new(&[80; 10], 4);
+        let mut e = engine(RULES);
+        let (sink, budget, stop) = (Mutex::default(), Budget::new(Some(7)), Stop::new(None));
+        let place = Placement::new(None, &[], None);
+        let mut betweens = 0;
+        run(
+            &mut source,
+            &mut e,
+            &shared(&sink, &budget, &stop, &place),
+            |_, _| {
+                betweens += 1;
+                Between::Go
+            },
+        )
+        .unwrap();
+        assert_eq!(e.stats().packets, 7);
+        assert_eq!(stop.reason(), Reason::Count);
+        // 4 + 3 packets: two batches, the caller's work before each.
+        assert_eq!(betweens, 2);
+    }
+
+    #[test]
+    fn a_failed_output_ends_the_run_and_a_replaced_engine_is_announced() {
+        let mut source = Datagrams::new(&[80; 10], 4);
+        let mut e = engine(RULES);
+        let sink = Mutex::new(Record {
+            fail_at: Some(6),
+            ..Default::default()
+        });
+        let (budget, stop) = (Budget::new(None), Stop::new(None));
+        let place = Placement::new(None, &[], None);
+        let mut first = true;
+        let ended = run(
+            &mut source,
+            &mut e,
+            &shared(&sink, &budget, &stop, &place),
+            |e, _| {
+                if std::mem::take(&mut first) {
+                    *e = engine(RULES);
+                    return Between::Replaced;
+                }
+                Between::Go
+            },
+        );
+        let err = ended.expect_err("the output failed");
+        assert!(err.to_string().contains("out"), "{err}");
+        assert_eq!(stop.reason(), Reason::Error);
+        let rec = sink.into_inner().unwrap();
+        assert_eq!(rec.reloads, 1);
+        // The batch of the failure is decided to its end, not written on.
+        assert_eq!(rec.decisions.len(), 6);
+        assert_eq!(e.stats().packets, 8);
+    }
+}

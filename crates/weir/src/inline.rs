@@ -106,19 +106,7 @@ pub fn run(args: &InlineArgs) -> Result<(), Failure> {
     if let Some(l) = engine.logger_mut() {
         let _ = l.flush();
     }
-    // Log lines were lost if the log failed, which is a failure unless its
-    // reader went away.
-    if let Some(f) = log.failure() {
-        failure.get_or_insert(f);
-    }
-    if failure.is_none() {
-        outputs::commit_files(files)?;
-        log.commit()?;
-    } else {
-        let mut unmade = files.discard();
-        unmade.extend(log.discard());
-        outputs::say_discarded(unmade)?;
-    }
+    live::keep_or_give_up(&mut failure, files, &log)?;
     let summary = Summary::of(&engine);
     if !out.quiet {
         outputs::note(&format!(

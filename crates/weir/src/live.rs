@@ -133,6 +133,27 @@ pub fn reloader(
     .map_err(|e| Failure::Runtime(format!("SIGHUP handler: {e}")))
 }
 
+/// Makes the files and the log appear, or, when the run failed (a failed
+/// log write included, unless its reader went away), gives them up and
+/// says which.
+pub fn keep_or_give_up(
+    failure: &mut Option<Failure>,
+    files: Files,
+    log: &LiveLog,
+) -> Result<(), Failure> {
+    if let Some(f) = log.failure() {
+        failure.get_or_insert(f);
+    }
+    if failure.is_none() {
+        outputs::commit_files(files)?;
+        log.commit()
+    } else {
+        let mut unmade = files.discard();
+        unmade.extend(log.discard());
+        outputs::say_discarded(unmade)
+    }
+}
+
 /// How a capture went, for its closing lines and JSON.
 pub struct End<'a> {
     pub iface: &'a str,
@@ -179,17 +200,7 @@ pub fn finish_capture(
         engines.push(w.engine);
     }
     let engine = merge(engines).expect("at least one worker");
-    if let Some(f) = log.failure() {
-        failure.get_or_insert(f);
-    }
-    if failure.is_none() {
-        outputs::commit_files(files)?;
-        log.commit()?;
-    } else {
-        let mut unmade = files.discard();
-        unmade.extend(log.discard());
-        outputs::say_discarded(unmade)?;
-    }
+    keep_or_give_up(&mut failure, files, &log)?;
     let summary = Summary::of(&engine);
     if !out.quiet {
         let mut lines = vec![

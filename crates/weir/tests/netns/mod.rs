@@ -220,33 +220,19 @@ impl Weir {
     /// stdout and stderr.
     pub fn wait(mut self, limit: Duration) -> (String, String) {
         let start = Instant::now();
-        let status = loop {
-            if let Some(st) = self.child.try_wait().unwrap() {
-                break st;
-            }
+        while self.child.try_wait().unwrap().is_none() {
             assert!(
                 start.elapsed() < limit,
                 "weir did not stop; stderr:\n{}",
                 self.stderr()
             );
             std::thread::sleep(Duration::from_millis(20));
-        };
-        let mut out = String::new();
-        self.child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(50)); // the stderr thread's last lines
-        let err = self.stderr();
-        assert!(status.success(), "weir exited {status}; stderr:\n{err}");
-        (out, err)
+        }
+        self.output()
     }
 
-    /// SIGTERM, then the JSON summary weir prints on its way out.
-    pub fn stop(mut self) -> (Value, String) {
-        self.signal(Signal::TERM);
+    /// What weir printed, once it exits (successfully).
+    fn output(&mut self) -> (String, String) {
         let mut out = String::new();
         self.child
             .stdout
@@ -258,6 +244,13 @@ impl Weir {
         std::thread::sleep(Duration::from_millis(50)); // the stderr thread's last lines
         let err = self.stderr();
         assert!(status.success(), "weir exited {status}; stderr:\n{err}");
+        (out, err)
+    }
+
+    /// SIGTERM, then the JSON summary weir prints on its way out.
+    pub fn stop(mut self) -> (Value, String) {
+        self.signal(Signal::TERM);
+        let (out, err) = self.output();
         (serde_json::from_str(&out).expect("JSON summary"), err)
     }
 }
