@@ -4,7 +4,7 @@
 use crate::outputs;
 use crate::Failure;
 use clap::Args;
-use serde_json::{json, Value};
+use serde::Serialize;
 
 fn runtime(e: weir_capture::Error) -> Failure {
     Failure::Runtime(e.to_string())
@@ -34,26 +34,43 @@ pub struct SockbenchArgs {
     pub json: bool,
 }
 
+/// `{"sockbench": [case, ...]}`; fields in the order they have always had.
+#[derive(Serialize)]
+struct Report {
+    sockbench: Vec<Case>,
+}
+
+#[derive(Serialize)]
+struct Case {
+    calls: &'static str,
+    case: &'static str,
+    max_us: f64,
+    median_us: f64,
+    min_us: f64,
+    p99_us: f64,
+    reported_2014_us: f64,
+    runs: usize,
+}
+
 pub fn sockbench(args: &SockbenchArgs) -> Result<(), Failure> {
     let results =
         weir_capture::sockbench::run(args.runs as usize, args.warmup as usize).map_err(runtime)?;
     if args.json {
-        let cases: Vec<Value> = results
+        let cases: Vec<Case> = results
             .iter()
-            .map(|r| {
-                json!({
-                    "case": r.case.name(),
-                    "calls": r.case.calls(),
-                    "runs": r.samples_us.len(),
-                    "median_us": r.median(),
-                    "p99_us": r.p99(),
-                    "min_us": r.percentile(0.0),
-                    "max_us": r.percentile(1.0),
-                    "reported_2014_us": r.case.reported_2014_us(),
-                })
+            .map(|r| Case {
+                calls: r.case.calls(),
+                case: r.case.name(),
+                max_us: r.percentile(1.0),
+                median_us: r.median(),
+                min_us: r.percentile(0.0),
+                p99_us: r.p99(),
+                reported_2014_us: r.case.reported_2014_us(),
+                runs: r.samples_us.len(),
             })
             .collect();
-        return outputs::print(&format!("{}\n", json!({ "sockbench": cases })));
+        let json = serde_json::to_string(&Report { sockbench: cases }).unwrap_or_default();
+        return outputs::print(&format!("{json}\n"));
     }
     let mut text = format!(
         "{:<26} {:>11} {:>9} {:>9}  calls\n",
