@@ -325,7 +325,7 @@ pub struct CaptureArgs {
     /// Stop after this many packets (exactly, across workers).
     #[arg(short = 'c', value_name = "COUNT")]
     pub count: Option<u64>,
-    /// Stop after this long (see "Durations" in the README: 10s, 500ms, 1m30s).
+    /// Stop after this long (10s, 500ms, 2m; a bare number is seconds).
     #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
     pub duration: Option<Duration>,
     /// TPACKET_V2 ring: each packet as soon as it lands (lower latency),
