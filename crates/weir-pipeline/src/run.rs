@@ -66,7 +66,9 @@ where
             known_ifaces = usize::MAX;
             lock(shared.sink).reloaded(engine);
         }
-        let mut sink = lock(shared.sink);
+        // Taken at the batch's first frame, not before: a live source may
+        // wait for its batch, and the other workers must not wait with it.
+        let mut sink = None;
         let mut failed = None;
         let got = source.next_batch(shared.budget, |frame, ifaces| {
             if ifaces.len() != known_ifaces {
@@ -86,6 +88,7 @@ where
                     decision: &d,
                     engine,
                 };
+                let sink = sink.get_or_insert_with(|| lock(shared.sink));
                 if let Err(e) = sink.packet(&x) {
                     failed = Some(e);
                 }
