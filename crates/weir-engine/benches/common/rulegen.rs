@@ -2,9 +2,10 @@
 //! `weir_classbench::gen`'s acl/fw/ipc-like filter sets and header traces,
 //! imported with ipfw's semantics (`to_weir::import`), plus, with
 //! `extras`, deny rules and what the classifier must handle without
-//! indexing it: count, skipto, call/return, log, or-blocks, `not`, `me`, a lookup table,
-//! options and IPv6. The decorations draw from their own seeded stream, so
-//! the underlying set is `weir gen-rules`' for the same kind and seed.
+//! indexing it: count, skipto, call/return, log, or-blocks, `not`, `me`,
+//! a lookup table, options and IPv6. The decorations draw from their own seeded stream, so
+//! without them a set is what `weir gen-rules --like KIND -n N --seed S`
+//! writes, imported as `weir import classbench` does.
 #![allow(dead_code)]
 
 use std::collections::BTreeSet;
