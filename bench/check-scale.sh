@@ -47,7 +47,7 @@ shape() {
   esac
 }
 
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. bench/quantile.sh
 time_of() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s.%N); awk -v s="$s" -v e="$e" 'BEGIN {printf "%.3f\n", e - s}'; }
 
 echo "date:    $(date -u +%Y-%m-%dT%H:%MZ)"

@@ -1,8 +1,9 @@
 //! The classifier on large generated rulesets.
 //!
-//! `cargo bench -p weir-engine --bench classify`: ClassBench-like rulesets
-//! (`common/rulegen.rs`, seed 1) of 1k, 10k and 100k rules of each kind
-//! (acl, fw, ipc), with a trace of packets drawn from the rules (seed 2),
+//! `cargo bench -p weir-engine --bench classify`: `weir_classbench::gen`
+//! rulesets (`common/rulegen.rs`, seed 1: what `weir gen-rules --seed 1`
+//! writes, imported) of 1k, 10k and 100k rules of each kind (acl, fw, ipc),
+//! with its trace of headers drawn from the rules (seed 2),
 //! through the default walk (bitsets up to 1024 rules, tries above) and,
 //! at 1k and 10k rules, the linear walk. Criterion reports packets/s; the
 //! build time, classifier memory and average candidate count are printed

@@ -12,7 +12,7 @@ use crate::Failure;
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
-use weir_bench::{bench, calibrate, svg};
+use weir_bench::{bench, calibrate};
 use weir_engine::Logger;
 use weir_io::open_capture;
 use weir_io::output::Endpoint;
@@ -149,7 +149,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
         )
         .to_lowercase();
         let mut out = outputs::open(path)?;
-        out.write_text(&svg::cdf(&report.sorted_ns, &title))?;
+        out.write_text(&report.plot(&title))?;
         out.commit()?;
     }
     if args.json {
