@@ -53,11 +53,13 @@ fn program() -> &'static Program {
 
 fn engine(dispatch: DispatchKind) -> Engine {
     let prog = program();
-    let mut e = Engine::new(prog.clone());
-    e.dispatch = dispatch;
-    e.env.me = vec![
-        (weir_wire::v4_mapped(u32::from(std::net::Ipv4Addr::new(192, 0, 2, 1))), 4),
-    ];
+    let mut e = Engine::builder(prog.clone())
+        .dispatch(dispatch)
+        .me(vec![(
+            weir_wire::v4_mapped(u32::from(std::net::Ipv4Addr::new(192, 0, 2, 1))),
+            4,
+        )])
+        .build();
     let logger = Logger::new(Box::new(io::sink()), LogFormat::Json, &Names::default(), &prog.rules);
     e.set_logger(logger);
     e.set_interfaces(&[Some("eth0"), Some("ppp0"), None, Some("lo")]);

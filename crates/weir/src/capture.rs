@@ -317,19 +317,6 @@ fn runtime(e: weir_capture::Error) -> Failure {
     Failure::Runtime(e.to_string())
 }
 
-/// A copy of `template` for another worker: same program, policy,
-/// dispatch and walk; counters of its own.
-fn replicate(template: &Engine) -> Engine {
-    let mut e = Engine::new(template.program.clone());
-    e.env = template.env.clone();
-    e.policy = template.policy;
-    e.dispatch = template.dispatch;
-    if !template.classified() {
-        e.set_linear(true);
-    }
-    e
-}
-
 /// A log sink several workers' loggers share. Each logger buffers its own
 /// lines; this passes on only whole lines, under the lock, so lines from
 /// different workers never interleave mid-line. Locked once per logger
@@ -450,7 +437,11 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
     let mut pending = Vec::new();
     let pass = open_pcap(args.write.as_deref(), link, args.snaplen, &mut pending)?;
     let drop = open_pcap(args.drop_out.as_deref(), link, args.snaplen, &mut pending)?;
-    let logs = template.program.rules.iter().any(|r| r.log_limit.is_some());
+    let logs = template
+        .program()
+        .rules
+        .iter()
+        .any(|r| r.log_limit.is_some());
     let mut log_watch = None;
     let log_sink: Option<Arc<Mutex<Out>>> = if logs {
         let (sink, name): (Out, String) = match &args.log_file {
@@ -491,7 +482,7 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
         .into_iter()
         .zip(publishers)
         .map(|(cap, metrics)| {
-            let mut engine = replicate(&template);
+            let mut engine = template.replica();
             if let Some(sink) = &log_sink {
                 let w = LineSink {
                     shared: Arc::clone(sink),
@@ -501,7 +492,7 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
                     Box::new(w),
                     args.log_format.into(),
                     &names,
-                    &engine.program.rules,
+                    &engine.program().rules,
                 );
                 engine.set_logger(logger);
             }
