@@ -14,6 +14,7 @@ mod engine;
 mod eval;
 mod explain;
 mod log;
+mod opcodes;
 mod ops;
 mod program;
 mod state;
