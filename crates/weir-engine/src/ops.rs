@@ -8,7 +8,7 @@
 //! Both are made from the opcode table (`opcodes.rs`).
 
 use crate::program::{class, Insn, Op, Program};
-use weir_wire::{frag, tcp, Direction, Packet};
+use weir_wire::{frag, proto, tcp, Direction, Packet};
 
 /// What the evaluator knows beyond the packet: this host's addresses,
 /// which interface patterns and interface-table entries each capture
@@ -203,10 +203,6 @@ pub trait Dispatch {
 pub struct MatchDispatch;
 pub struct TableDispatch;
 
-const TCP: u8 = 6;
-const ICMP: u8 = 1;
-const ICMP6: u8 = 58;
-
 #[inline]
 fn pool<'a, T>(items: &'a [T], ins: &Insn) -> &'a [T] {
     &items[ins.arg as usize..ins.arg as usize + ins.len as usize]
@@ -240,7 +236,7 @@ fn iface_bit(env: &Env, p: &Packet, k: u32) -> bool {
 
 #[inline]
 fn is_tcp_with_header(p: &Packet) -> bool {
-    p.proto == TCP && p.has_ports
+    p.proto == proto::TCP && p.has_ports
 }
 
 #[inline]
@@ -347,11 +343,11 @@ pub(crate) fn tcp_flags(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> 
     is_tcp_with_header(p) && flags_match(p.tcp_flags, i.arg)
 }
 pub(crate) fn icmp_types(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
-    p.proto == ICMP && p.has_icmp && p.icmp_type < 32 && i.arg & (1 << p.icmp_type) != 0
+    p.proto == proto::ICMP && p.has_icmp && p.icmp_type < 32 && i.arg & (1 << p.icmp_type) != 0
 }
 pub(crate) fn icmp6_types(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     let t = usize::from(p.icmp_type);
-    p.proto == ICMP6
+    p.proto == proto::ICMPV6
         && p.ip_version == 6
         && p.has_icmp
         && prog.icmp6_types[i.arg as usize][t / 64] & (1 << (t % 64)) != 0

@@ -12,6 +12,7 @@
 
 use crate::decode::{array, be16, be32};
 use crate::packet::{ext6, frag, ipopt, v4_mapped, Malformed, Packet};
+use crate::proto;
 
 type IpResult<'a> = Result<Option<&'a [u8]>, Malformed>;
 
@@ -47,13 +48,6 @@ mod v6 {
     pub const DST: usize = 24;
     pub const HEADER_LEN: usize = 40;
 
-    pub const HOPOPT: u8 = 0;
-    pub const ROUTING: u8 = 43;
-    pub const FRAGMENT: u8 = 44;
-    pub const ESP: u8 = 50;
-    pub const AH: u8 = 51;
-    pub const DSTOPT: u8 = 60;
-    pub const NO_NEXT_HEADER: u8 = 59;
     /// Extension headers walked before the chain is called malformed.
     pub const MAX_EXT_HEADERS: usize = 8;
     pub const FRAGMENT_HEADER_LEN: usize = 8;
@@ -190,7 +184,7 @@ pub(crate) fn parse_v6<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResul
     // A jumbogram (RFC 2675) says 0 here and gives its length in a hop-by-hop
     // option; the frame's own length is as good and needs no trust.
     if payload_len == 0
-        && next == v6::HOPOPT
+        && next == proto::HOPOPT
         && has_jumbo(l3.get(v6::HEADER_LEN..).unwrap_or_default())
     {
         payload_len = frame_payload;
@@ -219,7 +213,7 @@ pub(crate) fn parse_v6<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResul
 /// header without the option, or "no next header", keeps the length 0.
 fn tso_v6_payload(next: u8, frame_payload: u32) -> u32 {
     let big = frame_payload > u32::from(u16::MAX);
-    if big && next != v6::HOPOPT && next != v6::NO_NEXT_HEADER {
+    if big && next != proto::HOPOPT && next != proto::IPV6_NONXT {
         frame_payload
     } else {
         0
@@ -235,13 +229,13 @@ fn walk_ext<'a>(p: &mut Packet, datagram: &'a [u8], mut next: u8) -> IpResult<'a
     loop {
         p.proto = next;
         let bit = match next {
-            v6::HOPOPT => ext6::HOPOPT,
-            v6::ROUTING => ext6::ROUTING,
-            v6::DSTOPT => ext6::DSTOPT,
-            v6::FRAGMENT => ext6::FRAGMENT,
-            v6::AH => ext6::AH,
+            proto::HOPOPT => ext6::HOPOPT,
+            proto::IPV6_ROUTE => ext6::ROUTING,
+            proto::IPV6_OPTS => ext6::DSTOPT,
+            proto::IPV6_FRAG => ext6::FRAGMENT,
+            proto::AH => ext6::AH,
             // ESP encrypts everything after it: nothing more to read.
-            v6::ESP => {
+            proto::ESP => {
                 p.ext6 |= ext6::ESP;
                 return Ok(None);
             }
@@ -255,9 +249,9 @@ fn walk_ext<'a>(p: &mut Packet, datagram: &'a [u8], mut next: u8) -> IpResult<'a
             .get(at.saturating_add(1))
             .ok_or(Malformed::BadExtHeader)?;
         let len = match next {
-            v6::FRAGMENT => v6::FRAGMENT_HEADER_LEN,
+            proto::IPV6_FRAG => v6::FRAGMENT_HEADER_LEN,
             // AH counts 32-bit words, minus 2 (RFC 4302).
-            v6::AH => (usize::from(len_byte) + 2) * 4,
+            proto::AH => (usize::from(len_byte) + 2) * 4,
             // The others count 8-byte units, not counting the first.
             _ => (usize::from(len_byte) + 1) * 8,
         };
@@ -265,7 +259,7 @@ fn walk_ext<'a>(p: &mut Packet, datagram: &'a [u8], mut next: u8) -> IpResult<'a
             .get(at..at.saturating_add(len))
             .ok_or(Malformed::BadExtHeader)?;
         p.ext6 |= bit;
-        if next == v6::ROUTING {
+        if next == proto::IPV6_ROUTE {
             p.ext6 |= match header.get(2) {
                 Some(0) => ext6::RTHDR0,
                 Some(2) => ext6::RTHDR2,
@@ -273,7 +267,7 @@ fn walk_ext<'a>(p: &mut Packet, datagram: &'a [u8], mut next: u8) -> IpResult<'a
             };
         }
         let header_next = header.first().copied().unwrap_or_default();
-        if next == v6::FRAGMENT {
+        if next == proto::IPV6_FRAG {
             let frag_field = be16(header, 2).unwrap_or_default();
             if frag_field & v6::FRAG_M != 0 {
                 p.frag |= frag::MF;

@@ -8,12 +8,7 @@
 
 use crate::decode::{array, be16, be32};
 use crate::packet::{tcpopt, Malformed, Packet};
-
-const PROTO_ICMP: u8 = 1;
-const PROTO_TCP: u8 = 6;
-const PROTO_UDP: u8 = 17;
-const PROTO_ICMPV6: u8 = 58;
-const PROTO_SCTP: u8 = 132;
+use crate::proto;
 
 /// Source and destination port lead TCP, UDP and SCTP headers alike.
 mod ports {
@@ -57,7 +52,7 @@ mod icmp {
 /// `ip_payload` is the IP length less the IP headers (for `tcp_data_len`).
 pub(crate) fn parse(p: &mut Packet, segment: &[u8], ip_payload: usize) -> Result<(), Malformed> {
     match (p.proto, p.ip_version) {
-        (PROTO_TCP, _) => {
+        (proto::TCP, _) => {
             let h: &[u8; tcp::HEADER_LEN] = array(segment, 0).ok_or(Malformed::TruncatedL4)?;
             set_ports(p, h);
             p.tcp_flags = h[tcp::FLAGS];
@@ -74,17 +69,17 @@ pub(crate) fn parse(p: &mut Packet, segment: &[u8], ip_payload: usize) -> Result
             let opts = segment.get(tcp::HEADER_LEN..header_len.min(segment.len()));
             tcp_options(p, opts.unwrap_or_default());
         }
-        (PROTO_UDP, _) => {
+        (proto::UDP, _) => {
             let h: &[u8; UDP_HEADER_LEN] = array(segment, 0).ok_or(Malformed::TruncatedL4)?;
             set_ports(p, h);
         }
-        (PROTO_SCTP, _) => {
+        (proto::SCTP, _) => {
             let h: &[u8; SCTP_HEADER_LEN] = array(segment, 0).ok_or(Malformed::TruncatedL4)?;
             set_ports(p, h);
         }
         // ICMP belongs to IPv4 and ICMPv6 to IPv6; the other pairing is just
         // an unusual protocol number, as ipfw sees it.
-        (PROTO_ICMP, 4) | (PROTO_ICMPV6, 6) => {
+        (proto::ICMP, 4) | (proto::ICMPV6, 6) => {
             let h: &[u8; icmp::HEADER_LEN] = array(segment, 0).ok_or(Malformed::TruncatedL4)?;
             p.icmp_type = h[icmp::TYPE];
             p.icmp_code = h[icmp::CODE];

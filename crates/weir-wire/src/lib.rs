@@ -14,6 +14,7 @@ mod ip;
 mod l4;
 mod link;
 mod packet;
+pub mod proto;
 #[cfg(test)]
 mod tests;
 

@@ -238,7 +238,7 @@ pub fn describe_packet(p: &Packet, iface: Option<&str>, names: &Names) -> String
             } else {
                 let _ = write!(s, "{proto} {src} > {dst}");
             }
-            if p.proto == 6 && p.has_ports {
+            if p.proto == weir_wire::proto::TCP && p.has_ports {
                 let flags: String = [
                     (tcp::SYN, 'S'),
                     (tcp::FIN, 'F'),

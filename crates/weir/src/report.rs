@@ -66,7 +66,7 @@ pub fn states_table(engine: &Engine, names: &Names) -> String {
         return String::new();
     };
     let mut out = String::new();
-    for s in table.live(&engine.program()) {
+    for s in table.live(engine.program()) {
         let proto = names
             .protocol_name(s.proto)
             .map_or_else(|| s.proto.to_string(), str::to_owned);
