@@ -13,7 +13,7 @@ use crate::program::{class, Program, Verdict};
 use crate::state::{StateConfig, StateTable};
 use serde::Serialize;
 use std::sync::Arc;
-use weir_wire::{Malformed, Packet, L3};
+use weir_wire::{Fields, Malformed, Packet, L3};
 
 /// How the evaluator dispatches on opcodes (same verdicts either way).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -90,6 +90,8 @@ struct Shared {
     program: Program,
     /// Candidate rules per packet (None: walk every rule).
     classifier: Option<Classifier>,
+    /// The packet fields the program reads (`Program::reads`).
+    fields: Fields,
 }
 
 /// A compiled ruleset deciding packets: the shared program and classifier,
@@ -197,6 +199,7 @@ impl EngineBuilder {
         };
         Engine::of(
             Arc::new(Shared {
+                fields: program.reads(),
                 program,
                 classifier,
             }),
@@ -297,6 +300,14 @@ impl Engine {
     #[inline]
     pub fn program(&self) -> &Program {
         &self.shared.program
+    }
+
+    /// The optional packet fields deciding reads: decode frames with
+    /// `weir_wire::decode_with(.., engine.fields())` and skip the rest
+    /// (a caller whose outputs read more adds theirs).
+    #[inline]
+    pub fn fields(&self) -> Fields {
+        self.shared.fields
     }
 
     /// This host's addresses, interfaces and replay settings.
@@ -623,6 +634,7 @@ impl Engine {
         let Shared {
             program,
             classifier,
+            ..
         } = &**shared;
         // The flow's states, if any, are looked up once, before the walk;
         // the classifier makes every probe rule a candidate for a packet

@@ -1,16 +1,18 @@
-//! The opcode table: every micro-instruction once, with its name and the
-//! function that tests it. The `Op` enum, [`Op::name`], [`Op::ALL`] (the
-//! list tests walk) and both dispatchers (`MatchDispatch`'s `match` and
-//! `TableDispatch`'s array of function pointers) are all made from it, so
-//! a new opcode is one line here plus its function in `ops.rs`.
+//! The opcode table: every micro-instruction once, with its name, the
+//! function that tests it and the packet fields beyond the always-decoded
+//! ones that it reads (in brackets, see [`weir_wire::Fields`]). The `Op` enum,
+//! [`Op::name`], [`Op::reads`], [`Op::ALL`] (the list tests walk) and both
+//! dispatchers (`MatchDispatch`'s `match` and `TableDispatch`'s array of
+//! function pointers) are all made from it, so a new opcode is one line
+//! here plus its function in `ops.rs`.
 
 use crate::ops::*;
 use crate::program::{Insn, Program};
 use serde::Serialize;
-use weir_wire::Packet;
+use weir_wire::{Fields, Packet};
 
 macro_rules! opcodes {
-    ($($(#[$doc:meta])* $op:ident = $name:literal => $test:ident,)*) => {
+    ($($(#[$doc:meta])* $op:ident = $name:literal => $test:ident $([$reads:ident])?,)*) => {
         /// Micro-instruction opcodes. `repr(u8)` so a dispatch table can
         /// index by it.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -28,6 +30,14 @@ macro_rules! opcodes {
             pub fn name(self) -> &'static str {
                 match self {
                     $(Op::$op => $name,)*
+                }
+            }
+
+            /// The optional packet fields the opcode's test reads: what
+            /// decode must fill for it.
+            pub fn reads(self) -> Fields {
+                match self {
+                    $(Op::$op => Fields::NONE $(.with(Fields::$reads))?,)*
                 }
             }
         }
@@ -118,15 +128,15 @@ opcodes! {
     DstTable = "dst" => dst_table,
     /// IPv4 id, TCP data length, window, MSS option in
     /// `ranges[arg .. arg+len]` (the TCP ones need a TCP header).
-    IpId = "ipid" => ip_id,
-    TcpDataLen = "tcpdatalen" => tcp_data_len,
-    TcpWin = "tcpwin" => tcp_win,
-    TcpMss = "tcpmss" => tcp_mss,
+    IpId = "ipid" => ip_id [IP_ID],
+    TcpDataLen = "tcpdatalen" => tcp_data_len [TCP_DATA_LEN],
+    TcpWin = "tcpwin" => tcp_win [TCP_HEADER],
+    TcpMss = "tcpmss" => tcp_mss [TCP_OPTIONS],
     /// TCP sequence / acknowledgment number equals `arg`.
-    TcpSeq = "tcpseq" => tcp_seq,
-    TcpAck = "tcpack" => tcp_ack,
+    TcpSeq = "tcpseq" => tcp_seq [TCP_HEADER],
+    TcpAck = "tcpack" => tcp_ack [TCP_HEADER],
     /// TCP options: low byte must be present, next byte absent.
-    TcpOpts = "tcpoptions" => tcp_opts,
+    TcpOpts = "tcpoptions" => tcp_opts [TCP_OPTIONS],
     /// IPv4 precedence (the top 3 TOS bits, as they sit in the byte) = `arg`.
     IpPrecedence = "ipprecedence" => ip_precedence,
     /// DSCP in the 64-bit map `bitmaps[arg]`.
@@ -139,16 +149,16 @@ opcodes! {
     /// The walk carries a tag whose bit is in `bitmaps[arg]`.
     Tagged = "tagged" => tagged,
     /// Ethernet addresses as `macs[arg]` (layer-2 pass only).
-    MacAddr = "mac" => mac_addr,
+    MacAddr = "mac" => mac_addr [MAC],
     /// Ethernet type in `ranges[arg .. arg+len]` (layer-2 pass only).
-    MacType = "mac-type" => mac_type,
+    MacType = "mac-type" => mac_type [MAC],
     /// This is the layer-2 pass.
     Layer2 = "layer2" => layer2,
     /// The packet came back from a divert socket: bit 1 into input,
     /// bit 2 into output (`arg`).
     Diverted = "diverted" => diverted,
     /// IPv6 flow label in `flow_ids[arg .. arg+len]`.
-    FlowId = "flow-id" => flow_id,
+    FlowId = "flow-id" => flow_id [FLOW_LABEL],
     /// Source (destination) IPv4 address in the set `addr_sets[arg]`.
     SrcSet = "src-set" => src_set,
     DstSet = "dst-set" => dst_set,

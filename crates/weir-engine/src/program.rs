@@ -403,6 +403,29 @@ impl Program {
             .any(|r| r.probe || r.state_op != StateOp::None)
     }
 
+    /// The packet fields beyond the always-decoded ones that deciding
+    /// reads (see [`weir_wire::Fields`]): its instructions' (the opcode
+    /// table says which), the MSS option for `tcp-setmss`, and the
+    /// Ethernet header when frames pass the rules at layer 2 as well.
+    pub fn reads(&self) -> weir_wire::Fields {
+        use weir_wire::Fields;
+        let mut fields = self
+            .insns
+            .iter()
+            .fold(Fields::NONE, |f, ins| f | ins.op.reads());
+        if self
+            .rules
+            .iter()
+            .any(|r| matches!(r.act, Act::TcpSetMss(_)))
+        {
+            fields |= Fields::TCP_OPTIONS;
+        }
+        if self.layer2 {
+            fields |= Fields::MAC;
+        }
+        fields
+    }
+
     /// What `tablearg` stands for in rule `ri`, as the action reading
     /// `field` sees it: the table test the packet passes and the value it
     /// found there (None if none does).

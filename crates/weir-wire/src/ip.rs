@@ -11,6 +11,7 @@
 //! [`tso_v4_len`] and [`tso_v6_payload`].
 
 use crate::decode::{array, be16, be32};
+use crate::fields::Fields;
 use crate::packet::{ext6, frag, ipopt, v4_mapped, Malformed, Packet};
 use crate::proto;
 
@@ -61,7 +62,12 @@ mod v6 {
 
 /// Parses an IPv4 header. `l3_len` is the layer-3 length of the original
 /// frame, which the total length may not exceed.
-pub(crate) fn parse_v4<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResult<'a> {
+pub(crate) fn parse_v4<'a>(
+    p: &mut Packet,
+    l3: &'a [u8],
+    l3_len: u32,
+    fields: Fields,
+) -> IpResult<'a> {
     let ver_ihl = *l3.first().ok_or(Malformed::TruncatedIp)?;
     if ver_ihl >> 4 != 4 {
         return Err(Malformed::BadIpHeader);
@@ -71,7 +77,7 @@ pub(crate) fn parse_v4<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResul
     // fails below still shows its addresses.
     let fixed: Option<&[u8; v4::MIN_HEADER_LEN]> = array(l3, 0);
     if let Some(h) = fixed {
-        fixed_v4(p, h);
+        fixed_v4(p, h, fields);
     }
     // IHL counts 32-bit words; at most 15 * 4 = 60 bytes.
     let header_len = usize::from(ver_ihl & 0x0f) * 4;
@@ -111,14 +117,16 @@ fn tso_v4_len(p: &mut Packet, l3_len: u32) -> u32 {
 }
 
 /// Copies the fields of the fixed 20-byte IPv4 header into the record.
-fn fixed_v4(p: &mut Packet, h: &[u8; v4::MIN_HEADER_LEN]) {
+fn fixed_v4(p: &mut Packet, h: &[u8; v4::MIN_HEADER_LEN], fields: Fields) {
     p.tos = h[v4::TOS];
     p.ttl = h[v4::TTL];
     p.proto = h[v4::PROTOCOL];
     p.src = v4_mapped(be32(h, v4::SRC).unwrap_or_default());
     p.dst = v4_mapped(be32(h, v4::DST).unwrap_or_default());
     p.ip_len = u16::from_be_bytes([h[v4::LENGTH], h[v4::LENGTH + 1]]);
-    p.ip_id = u16::from_be_bytes([h[v4::ID], h[v4::ID + 1]]);
+    if fields.contains(Fields::IP_ID) {
+        p.ip_id = u16::from_be_bytes([h[v4::ID], h[v4::ID + 1]]);
+    }
     let flags_frag = u16::from_be_bytes([h[v4::FLAGS_FRAG], h[v4::FLAGS_FRAG + 1]]);
     if flags_frag & v4::MF != 0 {
         p.frag |= frag::MF;
@@ -160,7 +168,12 @@ fn options_v4(mut opts: &[u8]) -> u8 {
 }
 
 /// Parses an IPv6 header and walks its extension headers.
-pub(crate) fn parse_v6<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResult<'a> {
+pub(crate) fn parse_v6<'a>(
+    p: &mut Packet,
+    l3: &'a [u8],
+    l3_len: u32,
+    fields: Fields,
+) -> IpResult<'a> {
     let first = *l3.first().ok_or(Malformed::TruncatedIp)?;
     if first >> 4 != 6 {
         return Err(Malformed::BadIpHeader);
@@ -169,7 +182,9 @@ pub(crate) fn parse_v6<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResul
     let h: &[u8; v6::HEADER_LEN] = array(l3, 0).ok_or(Malformed::TruncatedIp)?;
     // Traffic class straddles bytes 0 and 1; the flow label is the rest.
     p.tos = (h[0] << 4) | (h[1] >> 4);
-    p.flow_label = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) & 0xf_ffff;
+    if fields.contains(Fields::FLOW_LABEL) {
+        p.flow_label = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) & 0xf_ffff;
+    }
     p.ttl = h[v6::HOP_LIMIT];
     let next = h[v6::NEXT_HEADER];
     p.proto = next;

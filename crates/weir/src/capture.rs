@@ -28,7 +28,7 @@ use weir_io::output::{ErrorWatch, Watched};
 use weir_io::PcapWriter;
 use weir_live::metrics::{serve_workers, state_samples, Publisher, PUBLISH_INTERVAL};
 use weir_rules::Names;
-use weir_wire::{decode, Direction, LinkType};
+use weir_wire::{decode_with, Direction, LinkType};
 
 type Out = Box<dyn Write + Send>;
 
@@ -258,6 +258,7 @@ impl Worker<'_> {
                 batch.len() as u64
             };
             let mut left = shared.claim(wanted);
+            let fields = engine.fields();
             let mut pass = out.pass.as_ref().map(|f| lock(&f.w));
             let mut drop = out.drop.as_ref().map(|f| lock(&f.w));
             let mut failed = None;
@@ -270,7 +271,7 @@ impl Worker<'_> {
                     return;
                 }
                 left -= 1;
-                let mut p = decode(*link, f.data, f.orig_len);
+                let mut p = decode_with(*link, f.data, f.orig_len, fields);
                 p.iface = 0;
                 p.direction = if f.outgoing() {
                     Direction::Out

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use weir_engine::{Decision, Engine, Verdict};
 use weir_io::{CaptureError, CaptureWriter, Frame, Interface};
 use weir_rules::Names;
-use weir_wire::{decode, Direction, Malformed, Packet};
+use weir_wire::{decode_with, Direction, Malformed, Packet};
 
 type Out = Box<dyn Write + Send>;
 
@@ -371,6 +371,9 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let mut progress = Progress::for_input(&args.read);
     let mut known_ifaces = usize::MAX;
     let mut index = 0u64;
+    // Decode fills what the rules read; the outputs read only what decode
+    // always fills.
+    let fields = engine.fields();
     // What stopped the run early: the capture (corrupt), or an output.
     let mut stopped = None;
     while index < limit {
@@ -387,7 +390,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
             engine.set_interfaces(&interface_names(ifaces, fallback));
         }
         index += 1;
-        let mut p = decode(frame.link_type, frame.data, frame.orig_len);
+        let mut p = decode_with(frame.link_type, frame.data, frame.orig_len, fields);
         place(&mut p, &frame, &default_dir);
         engine.set_time(frame.ts_ns);
         let d = engine.decide(&p);
