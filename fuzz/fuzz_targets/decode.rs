@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use weir_engine::{CompileOptions, DispatchKind, Engine, LogFormat, Logger, Program};
 use weir_rules::Names;
-use weir_wire::LinkType;
+use weir_wire::{Fields, LinkType, Packet};
 
 const LINK_TYPES: [u32; 13] = [0, 1, 9, 12, 14, 50, 101, 104, 108, 113, 228, 229, 276];
 
@@ -66,6 +66,31 @@ fn engine(dispatch: DispatchKind) -> Engine {
     e
 }
 
+/// `full` with the fields `fields` leaves out zeroed.
+fn keep(full: &Packet, fields: Fields) -> Packet {
+    let mut p = *full;
+    let has = |f| fields.contains(f);
+    if !has(Fields::TCP_HEADER) {
+        (p.tcp_seq, p.tcp_ack, p.tcp_win) = (0, 0, 0);
+    }
+    if !has(Fields::TCP_DATA_LEN) {
+        p.tcp_data_len = 0;
+    }
+    if !has(Fields::TCP_OPTIONS) {
+        (p.tcp_opts, p.tcp_mss) = (0, 0);
+    }
+    if !has(Fields::MAC) {
+        (p.mac_dst, p.mac_src, p.ether_type, p.has_mac) = ([0; 6], [0; 6], 0, false);
+    }
+    if !has(Fields::IP_ID) {
+        p.ip_id = 0;
+    }
+    if !has(Fields::FLOW_LABEL) {
+        p.flow_label = 0;
+    }
+    p
+}
+
 fuzz_target!(|data: &[u8]| {
     let Some((&sel, rest)) = data.split_first() else { return };
     let (link, rest) = if sel == 0xff {
@@ -81,13 +106,21 @@ fuzz_target!(|data: &[u8]| {
 
     let p = weir_wire::decode(LinkType(link), frame, orig_len);
 
+    // Fewer fields decoded (the selector's bits) change only those fields.
+    let fields = Fields::from_bits(sel);
+    let some = weir_wire::decode_with(LinkType(link), frame, orig_len, fields);
+    assert_eq!(some, keep(&p, fields), "{fields:?}");
+
     let mut m = engine(DispatchKind::Match);
     let mut t = engine(DispatchKind::Table);
+    let mut lean = engine(DispatchKind::Table);
+    let q = weir_wire::decode_with(LinkType(link), frame, orig_len, lean.fields());
     // Twice, so the second walk sees non-zero counters and spent logamounts.
     for _ in 0..2 {
         let dm = m.decide(&p);
         let dt = t.decide(&p);
         assert_eq!(dm, dt, "dispatchers disagree on {p:?}");
+        assert_eq!(lean.decide(&q), dt, "the program's fields decide as full decoding");
     }
     if let Some(l) = m.logger_mut() {
         let _ = l.flush();
