@@ -11,6 +11,7 @@
 //! Hand-written rather than `bitflags`: six bits, and weir-wire has no
 //! dependencies.
 
+use crate::packet::Packet;
 use std::ops::{BitOr, BitOrAssign};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -58,6 +59,33 @@ impl Fields {
     #[inline(always)]
     pub const fn intersects(self, other: Fields) -> bool {
         self.0 & other.0 != 0
+    }
+
+    /// What `decode_with(.., self)` gives for a frame whose full decode is
+    /// `full`: the optional fields not in this set zeroed. The reference
+    /// that tests and fuzz targets hold `decode_with` to.
+    pub fn keep(self, full: &Packet) -> Packet {
+        let mut p = *full;
+        let has = |f| self.contains(f);
+        if !has(Fields::TCP_HEADER) {
+            (p.tcp_seq, p.tcp_ack, p.tcp_win) = (0, 0, 0);
+        }
+        if !has(Fields::TCP_DATA_LEN) {
+            p.tcp_data_len = 0;
+        }
+        if !has(Fields::TCP_OPTIONS) {
+            (p.tcp_opts, p.tcp_mss) = (0, 0);
+        }
+        if !has(Fields::MAC) {
+            (p.mac_dst, p.mac_src, p.ether_type, p.has_mac) = ([0; 6], [0; 6], 0, false);
+        }
+        if !has(Fields::IP_ID) {
+            p.ip_id = 0;
+        }
+        if !has(Fields::FLOW_LABEL) {
+            p.flow_label = 0;
+        }
+        p
     }
 
     /// The set as its bits (for a compact display).
