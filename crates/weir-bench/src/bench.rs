@@ -165,7 +165,7 @@ pub fn run(engine: &mut Engine, packets: &[Packet], opts: &Options) -> BenchRepo
         black_box(engine.decide_observed(p, &mut cost));
     }
 
-    let rules = engine.program.rules.len();
+    let rules = engine.program().rules.len();
     let mut timer = RuleTimer::new(rules);
     for p in packets {
         timer.start();
@@ -179,7 +179,7 @@ pub fn run(engine: &mut Engine, packets: &[Packet], opts: &Options) -> BenchRepo
         .collect();
     let total: f64 = net.iter().sum::<f64>().max(1e-9);
     let per_rule = engine
-        .program
+        .program()
         .rules
         .iter()
         .enumerate()
@@ -198,7 +198,7 @@ pub fn run(engine: &mut Engine, packets: &[Packet], opts: &Options) -> BenchRepo
         .collect();
 
     BenchReport {
-        dispatch: engine.dispatch,
+        dispatch: engine.dispatch(),
         packets: packets.len() as u64,
         ip_packets: packets.iter().filter(|p| p.l3 == weir_wire::L3::Ip).count() as u64,
         rules,

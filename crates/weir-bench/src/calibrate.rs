@@ -22,7 +22,7 @@ use serde::Serialize;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use weir_engine::{load, CompileOptions, DispatchKind, Engine};
+use weir_engine::{load, CompileOptions, DispatchKind, Engine, WalkKind};
 use weir_io::PcapWriter;
 use weir_rules::Names;
 use weir_stats::Spread;
@@ -189,11 +189,11 @@ pub fn frames(n: usize) -> Vec<Vec<u8>> {
 fn engine(rules: &str, dispatch: DispatchKind) -> Engine {
     let prog = load(rules, &Names::default(), &CompileOptions::default())
         .expect("synthetic rules compile");
-    let mut e = Engine::new(prog);
-    e.dispatch = dispatch;
     // Calibration measures the rule walk itself: ipfw's loop, no classifier.
-    e.set_linear(true);
-    e
+    Engine::builder(prog)
+        .dispatch(dispatch)
+        .walk(WalkKind::Linear)
+        .build()
 }
 
 /// ns per packet: rounds over `packets` for about `span`, median of three

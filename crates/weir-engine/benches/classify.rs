@@ -50,8 +50,7 @@ fn bench(c: &mut Criterion) {
             );
             let mut walks = vec![("classified", e, &trace[..])];
             if n <= 10_000 {
-                let mut linear = Engine::new(prog);
-                linear.set_walk(WalkKind::Linear);
+                let linear = Engine::builder(prog).walk(WalkKind::Linear).build();
                 walks.push(("linear", linear, &trace[..LINEAR_PACKETS]));
             }
             for (walk, engine, packets) in walks {

@@ -15,9 +15,10 @@ use weir_wire::v4_mapped;
 fn engine(text: &str, walk: WalkKind) -> Engine {
     let prog =
         load(text, &Names::default(), &CompileOptions::default()).expect("generated rules compile");
-    let mut e = Engine::new(prog);
-    e.set_walk(walk);
-    e.env.me = vec![(v4_mapped(rulegen::ME), 4)];
+    let mut e = Engine::builder(prog)
+        .walk(walk)
+        .me(vec![(v4_mapped(rulegen::ME), 4)])
+        .build();
     e.set_interfaces(&[Some("eth0"), Some("wan0")]);
     e
 }

@@ -50,7 +50,7 @@ fn main() {
         .unwrap_or_else(|e| panic!("{}: {e:?}", args[1]));
     let engine = weir_engine::Engine::new(program);
 
-    let rule_count = engine.program.rules.len();
+    let rule_count = engine.program().rules.len();
     let frames: Vec<Vec<u8>> = weir_gen::generate(weir_gen::GenConfig {
         seed: 1,
         count: FRAMES,

@@ -117,10 +117,10 @@ pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
     }
     let names = Names::system();
     let mut engine = build_engine(&args.rules, &args.engine, &names)?;
-    if engine.program.rules.iter().any(|r| r.log_limit.is_some()) {
+    if engine.program().rules.iter().any(|r| r.log_limit.is_some()) {
         let sink = Box::new(std::io::sink());
         let format = weir_engine::LogFormat::Text;
-        engine.set_logger(Logger::new(sink, format, &names, &engine.program.rules));
+        engine.set_logger(Logger::new(sink, format, &names, &engine.program().rules));
     }
     let packets = load_packets(args, &mut engine)?;
     if packets.is_empty() {

@@ -293,8 +293,7 @@ pub fn classbench(args: &ClassbenchArgs) -> Result<(), Failure> {
             d.first().map_or_else(String::new, |d| d.message.clone())
         ))
     })?;
-    let mut engine = Engine::new(program);
-    engine.set_linear(args.linear);
+    let mut engine = Engine::builder(program).linear(args.linear).build();
     let build_ms = build.elapsed().as_secs_f64() * 1e3;
 
     let packets: Vec<_> = headers.iter().map(|h| compiled.packet(h)).collect();

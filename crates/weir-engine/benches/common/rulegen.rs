@@ -11,10 +11,11 @@
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use weir_classbench::gen;
-use weir_classbench::to_weir::{import, PORT_PROTOCOLS};
+use weir_classbench::to_weir::import;
 use weir_classbench::Filter;
 use weir_gen::Rng;
 use weir_rules::{Action, Addr, FlagSpec, Log, Opt, OptionItem, Proto, Rule, Span};
+use weir_wire::proto::WITH_PORTS;
 use weir_wire::{v4_mapped, Direction, Packet, L3};
 
 pub use weir_classbench::gen::Kind;
@@ -156,7 +157,7 @@ pub fn trace(rules: &Ruleset, count: usize, seed: u64) -> Vec<Packet> {
             } else {
                 (v4_mapped(h.src), v4_mapped(h.dst))
             };
-            let ports = PORT_PROTOCOLS.contains(&h.proto);
+            let ports = WITH_PORTS.contains(&h.proto);
             Packet {
                 src,
                 dst,
