@@ -1,8 +1,8 @@
 //! What `weir inline` reads from untrusted peers: nfqueue netlink messages
-//! (then the packet decoded and decided, as the pipeline does live), and whatever a client
-//! sends the metrics server (one whole connection, served over an
-//! in-memory pipe: every answer starts with an HTTP/1.x status line, or
-//! there is none).
+//! (then the packet decoded and decided, as the pipeline does live), and
+//! whatever a client sends the metrics server (one whole connection,
+//! served over an in-memory pipe: every answer starts with an HTTP/1.x
+//! status line, or there is none).
 //!
 //! Input layout: byte 0 even → a netlink datagram; odd → a connection's bytes.
 #![no_main]
@@ -15,7 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use weir_engine::Engine;
 use weir_live::metrics::{answer, Limits, Shared, Source};
 use weir_live::netlink::{parse, Received};
-use weir_wire::{decode, Direction, LinkType};
+use weir_wire::{decode_with, Direction, LinkType};
 
 const RULES: &str = "\
 100 allow udp from any to any 53 in
@@ -89,15 +89,16 @@ fuzz_target!(|data: &[u8]| {
     if let Received::Packet(p) = parse(rest) {
         assert!(p.payload.len() <= rest.len());
         assert!(p.orig_len as usize >= p.payload.len());
-        // As weir-pipeline's queue source: raw IP, the direction from the
-        // hook (interface names are not looked up: no system calls here).
-        let mut packet = decode(LinkType::RAW, p.payload, p.orig_len);
+        // As weir-pipeline's queue source: raw IP, only the fields the
+        // rules read, the direction from the hook (interface names are not
+        // looked up: no system calls here).
+        let mut e = engine().lock().unwrap_or_else(|e| e.into_inner());
+        let mut packet = decode_with(LinkType::RAW, p.payload, p.orig_len, e.fields());
         packet.direction = if p.hook <= 2 {
             Direction::In
         } else {
             Direction::Out
         };
-        let mut e = engine().lock().unwrap_or_else(|e| e.into_inner());
         let _ = e.decide(&packet);
     }
 });

@@ -47,10 +47,10 @@ impl Label<'_> {
 impl Labels {
     pub fn new(engine: &Engine) -> Labels {
         let word = |v: Verdict| if v == Verdict::Pass { "allow" } else { "deny" };
-        let policy = engine.policy;
+        let policy = engine.policy();
         // Each rule with each verdict, as (action, note).
         let per_verdict = || {
-            engine.program.rules.iter().flat_map(|r| {
+            engine.program().rules.iter().flat_map(|r| {
                 [Verdict::Pass, Verdict::Drop].map(move |v| {
                     let (action, note) = action_and_note(r.act, &r.action_text, v);
                     (r, action, note)
@@ -65,7 +65,7 @@ impl Labels {
                 .map(|(r, action, note)| comment_text(r.number, &action, &note))
                 .collect(),
             tablearg: engine
-                .program
+                .program()
                 .rules
                 .iter()
                 .map(|r| r.action.takes_tablearg())
@@ -120,7 +120,7 @@ impl Labels {
         p: &Packet,
         engine: &Engine,
     ) -> Option<(u16, String, String)> {
-        let rule = &engine.program.rules[r];
+        let rule = &engine.program().rules[r];
         let action = engine.resolved_action(p, r)?.to_string();
         let (action, note) = action_and_note(rule.act, &action, d.verdict);
         Some((rule.number, action, note))

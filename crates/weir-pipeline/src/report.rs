@@ -54,7 +54,7 @@ pub fn counters_table(engine: &Engine) -> String {
     };
     let (pw, bw) = (width(|c| c.packets), width(|c| c.bytes));
     let mut out = String::new();
-    for (rule, c) in engine.program.rules.iter().zip(counters) {
+    for (rule, c) in engine.program().rules.iter().zip(counters) {
         let _ = writeln!(
             out,
             "{:05} {:>pw$} {:>bw$} {}",
@@ -71,14 +71,14 @@ pub fn states_table(engine: &Engine, names: &Names) -> String {
         return String::new();
     };
     let mut out = String::new();
-    for s in table.live(&engine.program) {
+    for s in table.live(engine.program()) {
         let proto = names
             .protocol_name(s.proto)
             .map_or_else(|| s.proto.to_string(), str::to_owned);
         let _ = writeln!(
             out,
             "{:05} {} {} ({}s) STATE {proto} {} {} <-> {} {}",
-            engine.program.rules[s.rule].number,
+            engine.program().rules[s.rule].number,
             s.packets,
             s.bytes,
             s.expires_in,
@@ -95,7 +95,7 @@ pub fn states_table(engine: &Engine, names: &Names) -> String {
 pub fn unmatched(engine: &Engine) -> String {
     let mut out = String::new();
     for i in engine.unmatched_rules() {
-        let r = &engine.program.rules[i];
+        let r = &engine.program().rules[i];
         let _ = writeln!(out, "{:05} {}", r.number, r.text);
     }
     out
@@ -229,10 +229,10 @@ impl Report {
     /// The engine's rules, counters and summary.
     pub fn of(engine: &Engine, summary: &Summary) -> Report {
         let mut items = vec![Item::Metainfo(Metainfo {
-            dispatch: engine.dispatch,
+            dispatch: engine.dispatch(),
             version: env!("CARGO_PKG_VERSION"),
         })];
-        for (rule, c) in engine.program.rules.iter().zip(engine.counters()) {
+        for (rule, c) in engine.program().rules.iter().zip(engine.counters()) {
             items.push(Item::Rule(Rule {
                 action: rule.action_text.clone(),
                 counter: Counter {
@@ -269,7 +269,7 @@ impl Report {
             syscalls: None,
             unmatched_rules: engine
                 .unmatched_rules()
-                .map(|i| engine.program.rules[i].number)
+                .map(|i| engine.program().rules[i].number)
                 .collect(),
         })));
         Report { weir: items }

@@ -10,7 +10,7 @@ use crate::stop::{Budget, Reason, Stop};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use weir_engine::Engine;
 use weir_io::output::OutputError;
-use weir_wire::decode;
+use weir_wire::decode_with;
 
 /// What a worker shares with the others of its run.
 pub struct Shared<'a, S> {
@@ -70,12 +70,15 @@ where
         // wait for its batch, and the other workers must not wait with it.
         let mut sink = None;
         let mut failed = None;
+        // Decode fills what the rules read; the sinks read only what
+        // decode always fills.
+        let fields = engine.fields();
         let got = source.next_batch(shared.budget, |frame, ifaces| {
             if ifaces.len() != known_ifaces {
                 known_ifaces = ifaces.len();
                 engine.set_interfaces(&shared.place.interface_names(ifaces));
             }
-            let mut p = decode(frame.link_type, frame.data, frame.orig_len);
+            let mut p = decode_with(frame.link_type, frame.data, frame.orig_len, fields);
             shared.place.place(&mut p, frame);
             // States age by the packets' own timestamps.
             engine.set_time(frame.ts_ns);

@@ -72,7 +72,7 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
         .into_iter()
         .zip(publishers)
         .map(|(source, metrics)| Worker {
-            engine: log.attach(live::replicate(&template), &names, args.out.log_format),
+            engine: log.attach(template.replica(), &names, args.out.log_format),
             source,
             metrics,
         })

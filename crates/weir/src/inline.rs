@@ -51,7 +51,7 @@ pub fn run(args: &InlineArgs) -> Result<(), Failure> {
     outputs::note_quietly(&format!(
         "weir: inline on queue {}, {} rules from {}{}",
         args.queue,
-        engine.program.rules.len(),
+        engine.program().rules.len(),
         args.rules.display(),
         at.unwrap_or_default()
     ));
@@ -75,7 +75,7 @@ pub fn run(args: &InlineArgs) -> Result<(), Failure> {
             let file = args.rules.display();
             outputs::note_quietly(&format!(
                 "weir: reloaded {file}: {} rules",
-                engine.program.rules.len()
+                engine.program().rules.len()
             ));
             between = Between::Replaced;
         }

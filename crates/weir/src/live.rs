@@ -1,6 +1,6 @@
 //! What the live modes (`capture`, `inline`) share: the log that every
-//! worker and every reloaded engine writes to, engine copies for workers,
-//! and the end of a capture (kernel counters, merged counts, reports).
+//! worker and every reloaded engine writes to, and the end of a capture
+//! (kernel counters, merged counts, reports).
 
 use crate::cli::{EngineArgs, LogFormatArg, OutputArgs};
 use crate::outputs::{self, Output};
@@ -26,19 +26,6 @@ pub fn runtime(e: weir_capture::Error) -> Failure {
     Failure::Runtime(e.to_string())
 }
 
-/// A copy of `template` for another worker: same program, policy,
-/// dispatch and walk; counters of its own.
-pub fn replicate(template: &Engine) -> Engine {
-    let mut e = Engine::new(template.program.clone());
-    e.env = template.env.clone();
-    e.policy = template.policy;
-    e.dispatch = template.dispatch;
-    if !template.classified() {
-        e.set_linear(true);
-    }
-    e
-}
-
 /// Where `log` rules write in a live mode: `--log-file` or stderr, shared
 /// by workers and by engines a reload brings; write errors kept to ask
 /// about at the end (the filter never stops for them).
@@ -59,7 +46,12 @@ impl LiveLog {
             watch: ErrorWatch::default(),
             file: None,
         };
-        if !template.program.rules.iter().any(|r| r.log_limit.is_some()) {
+        if !template
+            .program()
+            .rules
+            .iter()
+            .any(|r| r.log_limit.is_some())
+        {
             return Ok(log);
         }
         let w: Out = match &out.log_file {
@@ -78,10 +70,10 @@ impl LiveLog {
 
     /// `engine` with a logger into this log, if its rules log.
     pub fn attach(&self, mut engine: Engine, names: &Names, format: LogFormatArg) -> Engine {
-        let logs = engine.program.rules.iter().any(|r| r.log_limit.is_some());
+        let logs = engine.program().rules.iter().any(|r| r.log_limit.is_some());
         if let (Some(sink), true) = (&self.sink, logs) {
             let w = Box::new(LineSink::new(sink));
-            let logger = Logger::new(w, format.into(), names, &engine.program.rules);
+            let logger = Logger::new(w, format.into(), names, &engine.program().rules);
             engine.set_logger(logger);
         }
         engine

@@ -17,7 +17,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let names = Names::system();
     let (mut engine, ppp_set) = build_engine_and_set(&args.rules, &args.engine, &names)?;
     let mut log = None;
-    if engine.program.rules.iter().any(|r| r.log_limit.is_some()) {
+    if engine.program().rules.iter().any(|r| r.log_limit.is_some()) {
         let format = crate::ppp::log_format(out.log_format.into(), ppp_set);
         let file = out.log_file.as_deref();
         log = Some(attach_logger(&mut engine, file, format, &names)?);

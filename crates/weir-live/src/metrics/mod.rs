@@ -212,7 +212,7 @@ pub fn queue_samples(queue: &Queue, reload: &Reloader<Engine>, engine: &Engine) 
         g(
             "weir_ruleset_rules",
             "Rules in the running ruleset (the default rule included).",
-            engine.program.rules.len() as u64,
+            engine.program().rules.len() as u64,
         ),
     ];
     out.extend(state_samples(engine));
