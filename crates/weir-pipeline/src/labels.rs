@@ -83,6 +83,8 @@ impl Labels {
         }
     }
 
+    // Per packet, inside the sink: a call costs more than the pick.
+    #[inline(always)]
     pub fn csv(&self, d: &Decision, p: &Packet, engine: &Engine) -> Label<'_> {
         match (d.rule, p.l3) {
             (Some(r), _) => match self.resolved(d, r, p, engine) {
@@ -96,6 +98,8 @@ impl Labels {
         }
     }
 
+    // Per packet, inside the sink: a call costs more than the pick.
+    #[inline(always)]
     pub fn comment(&self, d: &Decision, p: &Packet, engine: &Engine) -> Label<'_> {
         match (d.rule, p.l3) {
             (Some(r), _) => match self.resolved(d, r, p, engine) {
