@@ -83,32 +83,37 @@ impl Source for RingSource {
         let mut left = budget.claim(wanted);
         let mut handed = 0;
         let link = iface[0].link_type;
-        batch.for_each(|f| {
-            if is_dup(f) {
-                *duplicates += 1;
-                return;
-            }
-            if left == 0 {
-                return;
-            }
-            left -= 1;
-            handed += 1;
-            let frame = Frame {
-                ts_ns: f.ts_ns,
-                iface: 0,
-                link_type: link,
-                orig_len: f.orig_len,
-                data: f.data,
-                direction: if f.outgoing() {
-                    Direction::Out
-                } else {
-                    Direction::In
-                },
-                comments: Comments::NONE,
-                offset: 0,
-            };
-            each(&frame, iface);
-        });
+        // Inlined into the block walk: as a call, about 15 instructions a
+        // frame (callgrind).
+        batch.for_each(
+            #[inline(always)]
+            |f| {
+                if is_dup(f) {
+                    *duplicates += 1;
+                    return;
+                }
+                if left == 0 {
+                    return;
+                }
+                left -= 1;
+                handed += 1;
+                let frame = Frame {
+                    ts_ns: f.ts_ns,
+                    iface: 0,
+                    link_type: link,
+                    orig_len: f.orig_len,
+                    data: f.data,
+                    direction: if f.outgoing() {
+                        Direction::Out
+                    } else {
+                        Direction::In
+                    },
+                    comments: Comments::NONE,
+                    offset: 0,
+                };
+                each(&frame, iface);
+            },
+        );
         budget.give_back(left);
         Ok(Some(handed))
     }

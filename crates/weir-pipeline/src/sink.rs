@@ -46,7 +46,9 @@ pub struct Files {
     drop: Option<Capture>,
     annotate: Option<Capture>,
     verdicts: Option<Output<BufWriter<Out>>>,
-    labels: Labels,
+    /// Made only for the files that name rules (`--annotate`,
+    /// `--verdicts`): a big ruleset's texts cost start-up time.
+    labels: Option<Labels>,
     /// Packets handed to these files so far: the verdict CSV's index.
     index: u64,
 }
@@ -83,6 +85,7 @@ impl Files {
                 Ok::<_, OutputError>(o)
             })
             .transpose()?;
+        let labels = (outs.annotate.is_some() || verdicts.is_some()).then(|| Labels::new(engine));
         Ok(Files {
             pass: mirror(outs.pass)?,
             drop: mirror(outs.drop)?,
@@ -91,7 +94,7 @@ impl Files {
                 .map(|o| o.map(|w| CaptureWriter::pcapng_like(w, format)))
                 .transpose()?,
             verdicts,
-            labels: Labels::new(engine),
+            labels,
             index: 0,
         })
     }
@@ -140,13 +143,13 @@ impl Sink for Files {
         if let Some(o) = split {
             o.w.write(x.frame, x.ifaces, None).map_err(|e| o.fail(e))?;
         }
-        if let Some(o) = &mut self.annotate {
-            let comment = self.labels.comment(x.decision, x.packet, x.engine);
+        if let (Some(o), Some(labels)) = (&mut self.annotate, &self.labels) {
+            let comment = labels.comment(x.decision, x.packet, x.engine);
             o.w.write(x.frame, x.ifaces, Some(comment.as_str()))
                 .map_err(|e| o.fail(e))?;
         }
-        if let Some(o) = &mut self.verdicts {
-            let label = self.labels.csv(x.decision, x.packet, x.engine);
+        if let (Some(o), Some(labels)) = (&mut self.verdicts, &self.labels) {
+            let label = labels.csv(x.decision, x.packet, x.engine);
             let line =
                 o.w.write_all(itoa::Buffer::new().format(self.index).as_bytes())
                     .and_then(|()| o.w.write_all(label.as_bytes()));
@@ -156,7 +159,9 @@ impl Sink for Files {
     }
 
     fn reloaded(&mut self, engine: &Engine) {
-        self.labels = Labels::new(engine);
+        if self.labels.is_some() {
+            self.labels = Some(Labels::new(engine));
+        }
     }
 
     /// Completes interface lists (an empty pcapng still names them all)
