@@ -14,5 +14,5 @@ pub mod reload;
 mod sys;
 
 pub use sys::interface_name;
-#[cfg(test)]
-mod test_packets;
+#[cfg(any(test, feature = "testing"))]
+pub mod test_packets;

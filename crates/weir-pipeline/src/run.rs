@@ -131,25 +131,8 @@ mod tests {
     use std::io;
     use weir_engine::{Decision, Verdict};
     use weir_io::{Comments, Format, Frame, Interface};
+    use weir_live::test_packets::{engine, ipv4_udp};
     use weir_wire::{Direction, LinkType};
-
-    fn engine(text: &str) -> Engine {
-        let names = weir_rules::Names::default();
-        Engine::new(weir_engine::load(text, &names, &Default::default()).expect("rules"))
-    }
-
-    fn udp(dport: u16) -> Vec<u8> {
-        let mut p = vec![0u8; 28];
-        p[0] = 0x45;
-        p[2..4].copy_from_slice(&28u16.to_be_bytes());
-        p[8] = 64;
-        p[9] = 17;
-        p[12..16].copy_from_slice(&[10, 0, 0, 1]);
-        p[16..20].copy_from_slice(&[10, 0, 0, 2]);
-        p[22..24].copy_from_slice(&dport.to_be_bytes());
-        p[24..26].copy_from_slice(&8u16.to_be_bytes());
-        p
-    }
 
     /// Raw-IP datagrams in batches of `batch`, recording the verdicts
     /// handed back, as NFQUEUE would send them.
@@ -164,7 +147,7 @@ mod tests {
     impl Datagrams {
         fn new(ports: &[u16], batch: u64) -> Datagrams {
             Datagrams {
-                packets: ports.iter().map(|&p| udp(p)).collect(),
+                packets: ports.iter().map(|&p| ipv4_udp(p)).collect(),
                 next: 0,
                 batch,
                 iface: [Interface {

@@ -16,7 +16,7 @@ use netns::{in_ns, ip, root, Net, Weir, RECEIVER, SENDER};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 use weir_io::PcapWriter;
 use weir_wire::LinkType;
@@ -212,12 +212,7 @@ impl Wire {
 
 impl Drop for Wire {
     fn drop(&mut self) {
-        for n in [&self.a, &self.b] {
-            let _ = Command::new("ip")
-                .args(["netns", "del", n])
-                .stderr(Stdio::null())
-                .status();
-        }
+        netns::delete(&[&self.a, &self.b]);
     }
 }
 

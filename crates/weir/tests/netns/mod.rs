@@ -31,6 +31,17 @@ pub fn ip(args: &[&str]) {
     );
 }
 
+/// Deletes `namespaces` (and so the veths and nft tables in them), quietly:
+/// for `Drop`, which also runs after a failed step.
+pub fn delete(namespaces: &[&str]) {
+    for ns in namespaces {
+        let _ = Command::new("ip")
+            .args(["netns", "del", ns])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
 /// Sender — router — receiver. Dropping it deletes the namespaces (and so
 /// the veths and the nft table inside them).
 pub struct Net {
@@ -129,12 +140,7 @@ pub fn steer_into_queue(ns: &str) {
 
 impl Drop for Net {
     fn drop(&mut self) {
-        for ns in [&self.sender, &self.router, &self.receiver] {
-            let _ = Command::new("ip")
-                .args(["netns", "del", ns])
-                .stderr(Stdio::null())
-                .status();
-        }
+        delete(&[&self.sender, &self.router, &self.receiver]);
     }
 }
 
