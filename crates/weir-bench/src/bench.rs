@@ -116,6 +116,32 @@ pub struct BenchReport {
     pub sorted_ns: Vec<f32>,
 }
 
+/// Packets per `decide_batch` call in [`timed_passes`].
+const DECIDE_BATCH: usize = 256;
+
+/// `weir classbench`'s loop: `passes` timed passes over `packets` in
+/// batches, as a capture or queue delivers them (the classifier
+/// interleaves their walks); ns per packet of each pass, sorted.
+pub fn timed_passes(engine: &mut Engine, packets: &[Packet], passes: u32) -> Vec<f64> {
+    let mut per_packet = Vec::with_capacity(passes as usize);
+    let mut decisions = Vec::with_capacity(DECIDE_BATCH);
+    for _ in 0..passes {
+        let start = Instant::now();
+        let mut sum = 0usize;
+        for chunk in packets.chunks(DECIDE_BATCH) {
+            engine.decide_batch(black_box(chunk), &mut decisions);
+            for d in &decisions {
+                sum = sum.wrapping_add(d.rule.unwrap_or(0));
+            }
+        }
+        black_box(sum);
+        let ns = start.elapsed().as_nanos() as f64;
+        per_packet.push(ns / packets.len().max(1) as f64);
+    }
+    per_packet.sort_by(f64::total_cmp);
+    per_packet
+}
+
 /// Runs the phases on `engine` over `packets`.
 pub fn run(engine: &mut Engine, packets: &[Packet], opts: &Options) -> BenchReport {
     let clock = Clock::calibrate();
