@@ -118,9 +118,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
     };
     let report = bench::run(&mut engine, &packets, &opts);
     if let Some(path) = &args.plot {
-        let mut out = outputs::open(path)?;
-        out.write_text(&report.plot(&report.plot_title(rules, trace)))?;
-        out.commit()?;
+        outputs::written(path, &report.plot(&report.plot_title(rules, trace)))?.commit()?;
     }
     if args.json {
         outputs::print(&report.json(rules, trace)?)

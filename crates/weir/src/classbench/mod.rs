@@ -9,7 +9,6 @@ use crate::outputs::{self, Output};
 use crate::setup::read_text;
 use crate::Failure;
 pub use args::{ClassbenchArgs, GenRulesArgs, ImportArgs, ImportFormat};
-use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 use weir_bench::bench::timed_passes;
@@ -45,25 +44,18 @@ pub fn gen_rules(args: &GenRulesArgs) -> Result<(), Failure> {
     outs.extend(args.trace.as_deref().map(|p| Endpoint::new("--trace", p)));
     outputs::refuse_clashes(&[], &outs)?;
     let filters = gen::filters(args.like.into(), args.count as usize, args.seed);
-    let set = written(&args.output, &gen::write_filters(&filters))?;
+    let set = outputs::written(&args.output, &gen::write_filters(&filters))?;
     let trace = match &args.trace {
         Some(path) => {
             let seed = gen::trace_seed(args.seed);
             let headers = gen::trace(&filters, args.trace_n as usize, seed);
-            Some(written(path, &gen::write_trace(&headers))?)
+            Some(outputs::written(path, &gen::write_trace(&headers))?)
         }
         None => None,
     };
     // Both files appear, or neither.
     set.commit()?;
     Ok(trace.map_or(Ok(()), Output::commit)?)
-}
-
-/// An output holding `text`, yet to be committed.
-fn written(path: &Path, text: &str) -> Result<Output<Box<dyn Write + Send>>, Failure> {
-    let mut out = outputs::open(path)?;
-    out.write_text(text)?;
-    Ok(out)
 }
 
 pub fn classbench(args: &ClassbenchArgs) -> Result<(), Failure> {
@@ -99,7 +91,7 @@ pub fn classbench(args: &ClassbenchArgs) -> Result<(), Failure> {
     let per_packet = timed_passes(&mut engine, &packets, args.iter);
     let median = weir_stats::median(&per_packet).unwrap_or(0.0);
     if let Some(path) = &args.verdicts {
-        written(path, &report::verdicts_text(&answers))?.commit()?;
+        outputs::written(path, &report::verdicts_text(&answers))?.commit()?;
     }
     let report = Report {
         rules: rules.display().to_string(),

@@ -86,14 +86,8 @@ fn client(args: &ClientArgs) -> Result<(), Failure> {
         .as_deref()
         .map(|p| packets_csv(p, &run))
         .transpose()?;
-    let plot = match &args.plot {
-        Some(path) => {
-            let mut out = outputs::open(path)?;
-            out.write_text(&weir_probe::plot::svg(&run, &cfg.sizes))?;
-            Some(out)
-        }
-        None => None,
-    };
+    let svg = |path| outputs::written(path, &weir_probe::plot::svg(&run, &cfg.sizes));
+    let plot = args.plot.as_deref().map(svg).transpose()?;
     csv.map_or(Ok(()), Output::commit)?;
     plot.map_or(Ok(()), Output::commit)?;
     outputs::print(&ClientReport::new(&cfg, &run).render(args.json)?)?;
