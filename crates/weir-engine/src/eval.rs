@@ -300,11 +300,13 @@ fn run(
         Act::Nat | Act::Reass if ctx.layer2 => Some(Verdict::Pass),
         // NAT handles IPv4 only, and denies anything else.
         Act::Nat if p.ip_version != 4 => Some(Verdict::Drop),
-        Act::HandOff | Act::Divert | Act::Nat if prog.one_pass => Some(Verdict::Pass),
+        // Back from the divert socket the packet is a diverted one, for the
+        // rest of this pass and for the frame's layer-2 pass after it.
         Act::Divert => {
             ctx.diverted = if p.direction == Direction::Out { 2 } else { 1 };
-            None
+            prog.one_pass.then_some(Verdict::Pass)
         }
+        Act::HandOff | Act::Nat if prog.one_pass => Some(Verdict::Pass),
         // A fragment goes to reassembly, which replay does not do.
         Act::Reass if p.frag & (frag::MF | frag::LATER) != 0 => Some(Verdict::Pass),
         Act::SetFib(n) => {

@@ -617,6 +617,22 @@ fn diverted_packets_come_back_marked() {
 }
 
 #[test]
+fn diverted_with_one_pass_is_marked_for_the_layer2_pass() {
+    // Out: the IP pass diverts (accepted on return, one_pass=1); the frame's
+    // layer-2 pass after it sees a packet back from the divert socket.
+    let rules = "net.link.ether.ipfw=1\n\
+                 100 divert natd ip from any to any not layer2\n\
+                 200 count udp from any to any diverted-output\n\
+                 300 allow ip from any to any\n";
+    let mut out = udp_pkt("10.0.0.1", 1, "10.0.0.2", 2);
+    out.direction = Direction::Out;
+    out.has_mac = true;
+    let mut e = engine(rules);
+    assert_eq!(decide(&mut e, &out), (300, PASS));
+    assert_eq!(counts(&e), [1, 1, 1, 0]);
+}
+
+#[test]
 fn me_is_either_family_and_needs_addresses() {
     let mut e = Engine::builder(program(
         "100 allow ip from me to any\n200 allow ip from me6 to any\n",
