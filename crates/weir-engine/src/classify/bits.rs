@@ -20,9 +20,9 @@ use weir_wire::Packet;
 const MAX_WORDS: usize = 8 << 20;
 
 /// One field: sorted interval starts, and per interval the rules' bitset.
-struct Field<T> {
-    starts: Vec<T>,
-    bits: Vec<u64>,
+pub(super) struct Field<T> {
+    pub starts: Vec<T>,
+    pub bits: Vec<u64>,
 }
 
 pub struct BitClassifier {
@@ -187,7 +187,7 @@ fn v4(sets: &[Option<Set<u128>>]) -> Vec<Option<Set<u32>>> {
 impl<T: Step> Field<T> {
     /// `sets[r]` is rule r's admitted intervals (None: no constraint);
     /// `max` is the field's largest value.
-    fn build(sets: &[Option<Set<T>>], words: usize, max: T) -> Field<T> {
+    pub fn build(sets: &[Option<Set<T>>], words: usize, max: T) -> Field<T> {
         let mut starts = vec![T::ZERO];
         for (lo, hi) in sets.iter().flatten().flatten() {
             starts.push(*lo);
@@ -218,7 +218,7 @@ impl<T: Step> Field<T> {
     /// by a branch-free binary search (the comparisons are unpredictable,
     /// so a conditional move beats a branch).
     #[inline(always)]
-    fn lookup(&self, v: T, words: usize) -> &[u64] {
+    pub fn lookup(&self, v: T, words: usize) -> &[u64] {
         let base = last_at_most(&self.starts, 0, self.starts.len(), v);
         // starts[0] is ZERO, so `base` is the interval of `v`.
         &self.bits[base * words..][..words]
