@@ -4,7 +4,7 @@
 use crate::classify::{BitClassifier, Budget, Classifier, Scratch, TrieClassifier, BATCH};
 use crate::eval::StateCtx;
 use crate::eval::{
-    evaluate, rule_matches, CandidateBits, Linear, NoObserver, Observer, RuleCounter,
+    count, evaluate, rule_matches, CandidateBits, Linear, NoObserver, Observer, RuleCounter,
 };
 use crate::explain::{RuleTrace, Trace};
 use crate::log::Logger;
@@ -776,8 +776,26 @@ impl Walker<'_, '_> {
         let (class, state, ctx) = (self.class, self.state, self.ctx);
         match (self.classifier, self.candidates) {
             (Some(Classifier::Bits(c)), Candidates::Bits(bits)) => {
-                c.candidates(p, class, bits);
-                let walk = CandidateBits(bits);
+                let known_flow = class & class::STATE != 0;
+                let walk = match c.lookup(p, class) {
+                    Some(l) if !known_flow => {
+                        if let (true, Some(verdict)) = (O::SILENT, l.decided) {
+                            // The first candidate surely matches and decides.
+                            count(counters, l.first, p);
+                            return (l.first, verdict);
+                        }
+                        CandidateBits(l.candidates)
+                    }
+                    Some(l) => {
+                        bits.copy_from_slice(l.candidates);
+                        c.add_probes(bits);
+                        CandidateBits(bits)
+                    }
+                    None => {
+                        c.candidates(p, class, bits);
+                        CandidateBits(bits)
+                    }
+                };
                 evaluate::<D, O, _>(
                     program, env, &walk, p, class, state, ctx, counters, log, obs,
                 )

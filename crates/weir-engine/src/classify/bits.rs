@@ -12,6 +12,7 @@
 //! per packet, which is why large rulesets use the tries (`trie.rs`).
 
 use super::fields::{family4, in_mapped, Constraints, Set, Step, NO_PORTS};
+use super::rfc::{Lookup, Rfc};
 use crate::program::{class, Program};
 use weir_wire::Packet;
 
@@ -27,6 +28,8 @@ pub(super) struct Field<T> {
 
 pub struct BitClassifier {
     words: usize,
+    /// IPv4 packets' classes in recursive tables, when they fit.
+    rfc: Option<Rfc>,
     /// Addresses, per family: IPv4 packets search the u32 fields (the
     /// mapped block, rebased), IPv6 packets the u128 ones.
     src4: Field4,
@@ -53,17 +56,15 @@ impl BitClassifier {
     pub fn build(prog: &Program) -> Option<BitClassifier> {
         let n = prog.rules.len();
         let words = n.div_ceil(64);
-        let mut src: Vec<Option<Set<u128>>> = Vec::with_capacity(n);
-        let mut dst = Vec::with_capacity(n);
-        let mut sport: Vec<Option<Set<u32>>> = Vec::with_capacity(n);
-        let mut dport = Vec::with_capacity(n);
-        for rule in &prog.rules {
-            let c = Constraints::of(prog, prog.rule_insns(rule));
-            src.push(c.src);
-            dst.push(c.dst);
-            sport.push(c.sport);
-            dport.push(c.dport);
-        }
+        let constraints: Vec<Constraints> = prog
+            .rules
+            .iter()
+            .map(|rule| Constraints::of(prog, prog.rule_insns(rule)))
+            .collect();
+        let src: Vec<Option<Set<u128>>> = constraints.iter().map(|c| c.src.clone()).collect();
+        let dst: Vec<Option<Set<u128>>> = constraints.iter().map(|c| c.dst.clone()).collect();
+        let sport: Vec<Option<Set<u32>>> = constraints.iter().map(|c| c.sport.clone()).collect();
+        let dport: Vec<Option<Set<u32>>> = constraints.iter().map(|c| c.dport.clone()).collect();
         let mut class_table = vec![0u64; (1 << CLASS_BITS) * words];
         for (r, rule) in prog.rules.iter().enumerate() {
             for c in 0..1u32 << CLASS_BITS {
@@ -92,10 +93,12 @@ impl BitClassifier {
         if estimate > MAX_WORDS {
             return None;
         }
+        let (src4, dst4) = (v4(&src), v4(&dst));
         Some(BitClassifier {
             words,
-            src4: Field4::build(&v4(&src), words),
-            dst4: Field4::build(&v4(&dst), words),
+            rfc: Rfc::build(prog, &constraints, &src4, &dst4),
+            src4: Field4::build(&src4, words),
+            dst4: Field4::build(&dst4, words),
             src6: Field::build(&src, words, u128::MAX),
             dst6: Field::build(&dst, words, u128::MAX),
             sport: PortField::build(&sport, words),
@@ -109,6 +112,23 @@ impl BitClassifier {
     /// Bitset words per packet.
     pub fn words(&self) -> usize {
         self.words
+    }
+
+    /// IPv4 packet `p`'s final class in the recursive tables, when there
+    /// are any. Its candidates leave out the state probes: a packet of
+    /// class `class::STATE` adds them (`add_probes`).
+    #[inline(always)]
+    pub fn lookup(&self, p: &Packet, class: u32) -> Option<Lookup<'_>> {
+        match &self.rfc {
+            Some(rfc) if p.ip_version == 4 => Some(rfc.lookup(p, class)),
+            _ => None,
+        }
+    }
+
+    /// Makes every state probe a candidate (a packet of a known flow).
+    #[inline]
+    pub fn add_probes(&self, out: &mut [u64]) {
+        out.iter_mut().zip(&self.probes).for_each(|(o, p)| *o |= p);
     }
 
     /// Fills `out` (len `words()`) with the candidate rules of packet `p`
@@ -148,14 +168,15 @@ impl BitClassifier {
             *o = a & b & c & d & e & f;
         }
         if class & class::STATE != 0 {
-            out.iter_mut().zip(&self.probes).for_each(|(o, p)| *o |= p);
+            self.add_probes(out);
         }
     }
 
     /// Memory held, in bytes.
     pub fn memory(&self) -> usize {
         let f6 = |f: &Field<u128>| f.starts.len() * 16 + f.bits.len() * 8;
-        self.src4.memory()
+        self.rfc.as_ref().map_or(0, Rfc::memory)
+            + self.src4.memory()
             + self.dst4.memory()
             + f6(&self.src6)
             + f6(&self.dst6)

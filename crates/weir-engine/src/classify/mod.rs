@@ -18,6 +18,7 @@ mod bitgroup;
 mod bits;
 mod family;
 mod fields;
+mod rfc;
 mod trie;
 
 pub use bits::{next_candidate, BitClassifier};
