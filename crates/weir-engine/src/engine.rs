@@ -776,26 +776,12 @@ impl Walker<'_, '_> {
         let (class, state, ctx) = (self.class, self.state, self.ctx);
         match (self.classifier, self.candidates) {
             (Some(Classifier::Bits(c)), Candidates::Bits(bits)) => {
-                let known_flow = class & class::STATE != 0;
-                let walk = match c.lookup(p, class) {
-                    Some(l) if !known_flow => {
-                        if let (true, Some(verdict)) = (O::SILENT, l.decided) {
-                            // The first candidate surely matches and decides.
-                            count(counters, l.first, p);
-                            return (l.first, verdict);
-                        }
-                        CandidateBits(l.candidates)
-                    }
-                    Some(l) => {
-                        bits.copy_from_slice(l.candidates);
-                        c.add_probes(bits);
-                        CandidateBits(bits)
-                    }
-                    None => {
-                        c.candidates(p, class, bits);
-                        CandidateBits(bits)
-                    }
-                };
+                if let Some((first, verdict)) = c.lookup(p, class, bits).filter(|_| O::SILENT) {
+                    // The first candidate surely matches and decides.
+                    count(counters, first, p);
+                    return (first, verdict);
+                }
+                let walk = CandidateBits(bits);
                 evaluate::<D, O, _>(
                     program, env, &walk, p, class, state, ctx, counters, log, obs,
                 )

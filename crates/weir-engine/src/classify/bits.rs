@@ -12,8 +12,8 @@
 //! per packet, which is why large rulesets use the tries (`trie.rs`).
 
 use super::fields::{family4, in_mapped, Constraints, Set, Step, NO_PORTS};
-use super::rfc::{Lookup, Rfc};
-use crate::program::{class, Program};
+use super::rfc::Rfc;
+use crate::program::{class, Program, Verdict};
 use weir_wire::Packet;
 
 /// Don't build past this many bitset words in all (64 MiB): beyond it the
@@ -114,15 +114,32 @@ impl BitClassifier {
         self.words
     }
 
-    /// IPv4 packet `p`'s final class in the recursive tables, when there
-    /// are any. Its candidates leave out the state probes: a packet of
-    /// class `class::STATE` adds them (`add_probes`).
+    /// Fills `out` (len `words()`) with the candidates of packet `p` of
+    /// class `class`, as `candidates` does; returns the first and its
+    /// verdict when that candidate decides alone (IPv4 packets without a
+    /// state, in the recursive tables; else None).
     #[inline(always)]
-    pub fn lookup(&self, p: &Packet, class: u32) -> Option<Lookup<'_>> {
+    pub fn lookup(&self, p: &Packet, class: u32, out: &mut [u64]) -> Option<(usize, Verdict)> {
         match &self.rfc {
-            Some(rfc) if p.ip_version == 4 => Some(rfc.lookup(p, class)),
-            _ => None,
+            Some(rfc) if p.ip_version == 4 => {
+                let (first, decided) = rfc.lookup(p, class, out);
+                if class & class::STATE == 0 {
+                    return decided.map(|v| (first, v));
+                }
+                self.add_probes(out);
+                None
+            }
+            _ => {
+                self.candidates(p, class, out);
+                None
+            }
         }
+    }
+
+    /// The recursive tables IPv4 packets use, if any.
+    #[cfg(test)]
+    pub fn rfc(&self) -> Option<&Rfc> {
+        self.rfc.as_ref()
     }
 
     /// Makes every state probe a candidate (a packet of a known flow).

@@ -6,15 +6,18 @@
 //! each port (17 bits: 65536 is "no ports"), the protocol and the class
 //! bits. A table per chunk gives the value's equivalence class (the
 //! values that admit the same rules), and tables per pair of classes
-//! combine them, phase by phase, into one final class per packet: its
-//! candidate bitset and first candidate. A lookup is fifteen table reads
-//! and no comparison, where the bitsets' searches branch on the data.
+//! combine them, phase by phase, into two classes per packet: one for its
+//! addresses, one for its ports, protocol and class bits (each left as two
+//! when their combining table would not fit). The AND of their bitsets is
+//! its candidates. A lookup is about fourteen table reads and an AND,
+//! where the bitsets' searches branch on the data. (Combining the last
+//! two classes in a table too would save the AND, but that table grows as
+//! their product: tens of millions of cells at 1,000 rules.)
 //!
-//! The final class also says when the classifier alone decides: its first
-//! candidate is a plain `allow` or `deny` whose every test the chunks
-//! index exactly, so the evaluator would match it without fail.
+//! The classifier alone decides when the first candidate is a plain
+//! `allow` or `deny` whose every test the chunks index exactly: the
+//! evaluator would match it without fail.
 
-use super::family::jumped_over;
 use super::fields::{normalize, Constraints, Set, NO_PORTS};
 use crate::program::{class, Program, Quick, Rule, StateOp, Verdict};
 use std::collections::HashMap;
@@ -76,16 +79,6 @@ impl Pairs {
     }
 }
 
-/// What a final class tells the evaluator.
-#[derive(Clone, Copy)]
-struct Final {
-    /// The first candidate rule.
-    first: u32,
-    /// Its verdict when it surely matches and decides (no log, state,
-    /// count, probability; every test indexed exactly).
-    decided: Option<Verdict>,
-}
-
 pub struct Rfc {
     words: usize,
     src_hi: Box<[u16]>,
@@ -100,19 +93,48 @@ pub struct Rfc {
     dst: Pairs,
     ports: Pairs,
     kind: Pairs,
-    addrs: Pairs,
-    rest: Pairs,
-    last: Pairs,
-    /// Per final class: its candidate bitset, and what it tells.
-    sets: Vec<u64>,
-    finals: Vec<Final>,
+    /// The addresses' classes and the rest's, each combined when the
+    /// combination fits, else left as two for the AND.
+    addrs: Last,
+    rest: Last,
+    /// Per rule: its verdict when a packet it is a candidate of surely
+    /// matches it and stops there.
+    decides: Vec<Option<Verdict>>,
 }
 
-/// An IPv4 packet's final class, as the evaluator uses it.
-pub struct Lookup<'a> {
-    pub candidates: &'a [u64],
-    pub first: usize,
-    pub decided: Option<Verdict>,
+/// The last phase of one side: its two classes combined (their pair's
+/// class and bitsets), or the two classes' own bitsets.
+enum Last {
+    Combined(Pairs, Vec<u64>),
+    Apart(Vec<u64>, Vec<u64>),
+}
+
+impl Last {
+    fn of(a: Classes, b: Classes, cells: &mut usize) -> Last {
+        match pairs(&a, &b, cells) {
+            Some((p, c)) => Last::Combined(p, c.sets),
+            None => Last::Apart(a.sets, b.sets),
+        }
+    }
+
+    /// The bitsets of classes `a` and `b`: one, or two to AND.
+    #[inline(always)]
+    fn sets(&self, a: u16, b: u16, w: usize) -> (&[u64], Option<&[u64]>) {
+        fn at(sets: &[u64], c: u16, w: usize) -> &[u64] {
+            &sets[usize::from(c) * w..][..w]
+        }
+        match self {
+            Last::Combined(p, sets) => (at(sets, p.get(a, b), w), None),
+            Last::Apart(x, y) => (at(x, a, w), Some(at(y, b, w))),
+        }
+    }
+
+    fn memory(&self) -> usize {
+        match self {
+            Last::Combined(p, sets) => p.ids.len() * 2 + sets.len() * 8,
+            Last::Apart(x, y) => (x.len() + y.len()) * 8,
+        }
+    }
 }
 
 impl Rfc {
@@ -125,17 +147,23 @@ impl Rfc {
         src: &[Option<Set<u32>>],
         dst: &[Option<Set<u32>>],
     ) -> Option<Rfc> {
-        let n = prog.rules.len();
-        let words = n.div_ceil(64);
+        let words = prog.rules.len().div_ceil(64);
+        let decides = prog
+            .rules
+            .iter()
+            .zip(constraints)
+            .zip(src.iter().zip(dst))
+            .map(|((rule, c), (s, d))| decides(rule, c, s, d))
+            .collect();
         // Per rule, its intervals in a chunk: the high or low 16 bits of
         // an address (a superset unless within one /16 or /16-aligned).
-        let hi = |s: &Option<Set<u32>>| -> Vec<(u32, u32)> {
+        let hi = |s: &Option<Set<u32>>| -> Set<u32> {
             match s {
                 None => vec![(0, 0xffff)],
                 Some(s) => s.iter().map(|&(a, b)| (a >> 16, b >> 16)).collect(),
             }
         };
-        let lo = |s: &Option<Set<u32>>| -> Vec<(u32, u32)> {
+        let lo = |s: &Option<Set<u32>>| -> Set<u32> {
             match s {
                 None => vec![(0, 0xffff)],
                 Some(s) => s
@@ -147,10 +175,13 @@ impl Rfc {
                     .collect(),
             }
         };
+        let per_rule = |sets: &[Option<Set<u32>>], f: fn(&Option<Set<u32>>) -> Set<u32>| {
+            sets.iter().map(f).collect::<Vec<_>>()
+        };
         let port = |s: &Option<Set<u32>>| s.clone().unwrap_or(vec![(0, NO_PORTS)]);
         let sport: Vec<_> = constraints.iter().map(|c| port(&c.sport)).collect();
         let dport: Vec<_> = constraints.iter().map(|c| port(&c.dport)).collect();
-        let protos: Vec<Vec<(u32, u32)>> = prog
+        let protos: Vec<Set<u32>> = prog
             .rules
             .iter()
             .map(|r| match r.proto {
@@ -158,17 +189,6 @@ impl Rfc {
                 None => vec![(0, 255)],
             })
             .collect();
-        let per_rule = |sets: &[Option<Set<u32>>], f: fn(&Option<Set<u32>>) -> Set<u32>| {
-            sets.iter().map(f).collect::<Vec<_>>()
-        };
-        // Per rule: its verdict when a packet inside its sets surely
-        // matches it and ends there; and whether no jump passes it, so
-        // that every walk reaching it ends there.
-        let decides: Vec<Option<Verdict>> = (0..n)
-            .map(|r| decides(&prog.rules[r], &constraints[r], &src[r], &dst[r]))
-            .collect();
-        let jumped = jumped_over(prog);
-        let ends: Vec<bool> = (0..n).map(|r| decides[r].is_some() && !jumped[r]).collect();
         let (src_hi, c_sh) = chunk(0x1_0000, words, &per_rule(src, hi))?;
         let (src_lo, c_sl) = chunk(0x1_0000, words, &per_rule(src, lo))?;
         let (dst_hi, c_dh) = chunk(0x1_0000, words, &per_rule(dst, hi))?;
@@ -178,22 +198,12 @@ impl Rfc {
         let (proto, c_pr) = chunk(256, words, &protos)?;
         let (class, c_cl) = class_chunk(prog, words)?;
         let mut cells = 0;
-        let (src, c_s) = pairs(&c_sh, &c_sl, &mut cells, None)?;
-        let (dst, c_d) = pairs(&c_dh, &c_dl, &mut cells, None)?;
-        let (ports, c_p) = pairs(&c_sp, &c_dp, &mut cells, None)?;
-        let (kind, c_k) = pairs(&c_pr, &c_cl, &mut cells, None)?;
-        let (addrs, c_a) = pairs(&c_s, &c_d, &mut cells, None)?;
-        let (rest, c_r) = pairs(&c_p, &c_k, &mut cells, None)?;
-        let (last, c_f) = pairs(&c_a, &c_r, &mut cells, Some(&ends))?;
-        let finals = (0..c_f.len() as u16)
-            .map(|c| {
-                let first = super::next_candidate(c_f.set(c), 0);
-                Final {
-                    first: first as u32,
-                    decided: decides[first],
-                }
-            })
-            .collect();
+        let (src, c_s) = pairs(&c_sh, &c_sl, &mut cells)?;
+        let (dst, c_d) = pairs(&c_dh, &c_dl, &mut cells)?;
+        let (ports, c_p) = pairs(&c_sp, &c_dp, &mut cells)?;
+        let (kind, c_k) = pairs(&c_pr, &c_cl, &mut cells)?;
+        let addrs = Last::of(c_s, c_d, &mut cells);
+        let rest = Last::of(c_p, c_k, &mut cells);
         Some(Rfc {
             words,
             src_hi,
@@ -210,15 +220,15 @@ impl Rfc {
             kind,
             addrs,
             rest,
-            last,
-            sets: c_f.sets,
-            finals,
+            decides,
         })
     }
 
-    /// The final class of IPv4 packet `p` of class bits `class`.
+    /// Fills `out` with the candidates of IPv4 packet `p` of class bits
+    /// `class` (the state probes left out); returns the first, and its
+    /// verdict when it decides alone.
     #[inline(always)]
-    pub fn lookup(&self, p: &Packet, class: u32) -> Lookup<'_> {
+    pub fn lookup(&self, p: &Packet, class: u32, out: &mut [u64]) -> (usize, Option<Verdict>) {
         let (s, d) = (p.src as u32, p.dst as u32);
         let (sp, dp) = if p.has_ports {
             (usize::from(p.src_port), usize::from(p.dst_port))
@@ -238,16 +248,18 @@ impl Rfc {
         let kind = self
             .kind
             .get(self.proto[usize::from(p.proto)], self.class[k]);
-        let f = self
-            .last
-            .get(self.addrs.get(src, dst), self.rest.get(ports, kind));
-        let at = usize::from(f);
-        let info = self.finals[at];
-        Lookup {
-            candidates: &self.sets[at * self.words..][..self.words],
-            first: info.first as usize,
-            decided: info.decided,
+        let w = self.words;
+        let (a, a2) = self.addrs.sets(src, dst, w);
+        let (b, b2) = self.rest.sets(ports, kind, w);
+        for ((o, a), b) in out.iter_mut().zip(a).zip(b) {
+            *o = a & b;
         }
+        for more in [a2, b2].into_iter().flatten() {
+            out.iter_mut().zip(more).for_each(|(o, m)| *o &= m);
+        }
+        // The default rule, last, is in every set.
+        let first = super::next_candidate(out, 0);
+        (first, self.decides[first])
     }
 
     pub fn memory(&self) -> usize {
@@ -261,19 +273,12 @@ impl Rfc {
             &self.proto,
             &self.class,
         ];
-        let pairs = [
-            &self.src,
-            &self.dst,
-            &self.ports,
-            &self.kind,
-            &self.addrs,
-            &self.rest,
-            &self.last,
-        ];
+        let pairs = [&self.src, &self.dst, &self.ports, &self.kind];
         tables.iter().map(|t| t.len() * 2).sum::<usize>()
             + pairs.iter().map(|p| p.ids.len() * 2).sum::<usize>()
-            + self.sets.len() * 8
-            + self.finals.len() * std::mem::size_of::<Final>()
+            + self.addrs.memory()
+            + self.rest.memory()
+            + self.decides.len()
     }
 }
 
@@ -363,15 +368,7 @@ fn class_chunk(prog: &Program, words: usize) -> Option<(Box<[u16]>, Classes)> {
 }
 
 /// The combining table of two phases' classes; None past the cell limits.
-/// With `ends` (per rule: a walk that reaches it ends there), each set is
-/// cut after its first such rule, keeping the default rule: what follows
-/// is never walked, and the sets that differ only there are one class.
-fn pairs(
-    a: &Classes,
-    b: &Classes,
-    cells: &mut usize,
-    ends: Option<&[bool]>,
-) -> Option<(Pairs, Classes)> {
+fn pairs(a: &Classes, b: &Classes, cells: &mut usize) -> Option<(Pairs, Classes)> {
     let size = a.len().checked_mul(b.len())?;
     *cells += size;
     if size > MAX_CELLS || *cells > MAX_TOTAL_CELLS {
@@ -386,29 +383,15 @@ fn pairs(
             for ((o, x), y) in bits.iter_mut().zip(a.set(i)).zip(b.set(j)) {
                 *o = x & y;
             }
-            if let Some(ends) = ends {
-                cut_after_end(&mut bits, ends);
-            }
             ids.push(out.intern(&bits)?);
         }
     }
     Some((Pairs { cols: b.len(), ids }, out))
 }
 
-/// Clears every rule after the first that `ends`, but the last (the
-/// default rule).
-fn cut_after_end(bits: &mut [u64], ends: &[bool]) {
-    let Some(r) = (0..ends.len()).find(|&r| bits[r / 64] >> (r % 64) & 1 == 1 && ends[r]) else {
-        return;
-    };
-    let last = ends.len() - 1;
-    bits[r / 64] &= u64::MAX >> (63 - r % 64);
-    bits[r / 64 + 1..].fill(0);
-    bits[last / 64] |= 1 << (last % 64);
-}
-
 #[cfg(test)]
 mod tests {
+    use super::Last;
     use crate::classify::BitClassifier;
     use crate::{load, packet_class, Engine, WalkKind};
     use weir_gen::{GenConfig, Generator};
@@ -442,13 +425,12 @@ mod tests {
             let c = BitClassifier::build(&prog).expect("bitsets");
             let mut linear = Engine::builder(prog.clone()).walk(WalkKind::Linear).build();
             let mut bits = Engine::builder(prog).walk(WalkKind::Bits).build();
+            assert!(c.rfc().is_some(), "{file}: recursive tables");
             let v4: Vec<&Packet> = packets.iter().filter(|p| p.ip_version == 4).collect();
+            let mut words = vec![0; c.words()];
             let decided = v4
                 .iter()
-                .filter(|p| {
-                    let l = c.lookup(p, packet_class(p)).expect("recursive tables");
-                    l.decided.is_some()
-                })
+                .filter(|p| c.lookup(p, packet_class(p), &mut words).is_some())
                 .count();
             assert!(decided * 2 > v4.len(), "{file}: {decided} decided alone");
             for (k, p) in packets.iter().enumerate() {
@@ -460,5 +442,29 @@ mod tests {
             }
             assert!(bits.counters() == linear.counters(), "{file}: counters");
         }
+    }
+
+    /// ClassBench-like sets of 1,000 rules get recursive tables, with the
+    /// address classes combined where their table fits (acl, ipc) and
+    /// ANDed apart where it does not (fw); the classifier differential
+    /// tests (tests/classifier.rs) walk both against the linear walk.
+    #[test]
+    fn a_thousand_rules_combined_or_apart() {
+        use weir_classbench::gen::{filters, Kind};
+        let mut kinds = Vec::new();
+        for kind in Kind::ALL {
+            let text = weir_rules::print_ruleset(&weir_classbench::to_weir::import(&filters(
+                kind, 1000, 1,
+            )));
+            let prog = load(&text, &Default::default(), &Default::default()).expect("compiles");
+            let c = BitClassifier::build(&prog).expect("bitsets");
+            let rfc = c.rfc().expect("recursive tables");
+            kinds.push(matches!(rfc.addrs, Last::Combined(..)));
+        }
+        assert_eq!(
+            kinds,
+            [true, false, true],
+            "acl, fw, ipc addresses combined"
+        );
     }
 }
