@@ -122,8 +122,9 @@ impl BitClassifier {
     pub fn lookup(&self, p: &Packet, class: u32, out: &mut [u64]) -> Option<(usize, Verdict)> {
         match &self.rfc {
             Some(rfc) if p.ip_version == 4 => {
-                let (first, decided) = rfc.lookup(p, class, out);
-                if class & class::STATE == 0 {
+                let known_flow = class & class::STATE != 0;
+                let (first, decided) = rfc.lookup(p, class, !known_flow, out);
+                if !known_flow {
                     return decided.map(|v| (first, v));
                 }
                 self.add_probes(out);

@@ -18,6 +18,7 @@
 //! `allow` or `deny` whose every test the chunks index exactly: the
 //! evaluator would match it without fail.
 
+use super::family::jumped_over;
 use super::fields::{normalize, Constraints, Set, NO_PORTS};
 use crate::program::{class, Program, Quick, Rule, StateOp, Verdict};
 use std::collections::HashMap;
@@ -30,30 +31,15 @@ const CLASS_BITS: u32 = class::STATE.trailing_zeros() + 1;
 const MAX_CELLS: usize = 1 << 20;
 const MAX_TOTAL_CELLS: usize = 4 << 20;
 
-/// A chunk's or a pair's classes: per class, its rules' bitset.
+/// A chunk's or a pair's classes: per class, its rules' bitset (in
+/// `sets`, one after another).
+#[derive(Default)]
 struct Classes {
-    words: usize,
     sets: Vec<u64>,
     index: HashMap<Box<[u64]>, u16, ahash::RandomState>,
 }
 
 impl Classes {
-    fn new(words: usize) -> Classes {
-        Classes {
-            words,
-            sets: Vec::new(),
-            index: HashMap::default(),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.index.len()
-    }
-
-    fn set(&self, c: u16) -> &[u64] {
-        &self.sets[usize::from(c) * self.words..][..self.words]
-    }
-
     /// The class of `set`; None past 65,536 classes.
     fn intern(&mut self, set: &[u64]) -> Option<u16> {
         if let Some(&c) = self.index.get(set) {
@@ -97,9 +83,50 @@ pub struct Rfc {
     /// combination fits, else left as two for the AND.
     addrs: Last,
     rest: Last,
+    /// Both sides' classes combined, when that table fits too.
+    top: Option<Top>,
     /// Per rule: its verdict when a packet it is a candidate of surely
     /// matches it and stops there.
     decides: Vec<Option<Verdict>>,
+}
+
+/// The two sides' classes combined: per final class, its bitset (cut
+/// after the first rule that ends every walk reaching it) and first
+/// candidate.
+struct Top {
+    pairs: Pairs,
+    sets: Vec<u64>,
+    first: Vec<u32>,
+}
+
+impl Top {
+    fn of(
+        prog: &Program,
+        decides: &[Option<Verdict>],
+        addrs: &Last,
+        rest: &Last,
+        words: usize,
+        cells: &mut usize,
+    ) -> Option<Top> {
+        let (Last::Combined(_, a), Last::Combined(_, b)) = (addrs, rest) else {
+            return None;
+        };
+        let jumped = jumped_over(prog);
+        let ends: Vec<bool> = (0..decides.len())
+            .map(|r| decides[r].is_some() && !jumped[r])
+            .collect();
+        let (pairs, classes) = pairs(a, b, words, cells, Some(&ends))?;
+        let first = classes
+            .sets
+            .chunks_exact(words)
+            .map(|set| super::next_candidate(set, 0) as u32)
+            .collect();
+        Some(Top {
+            pairs,
+            sets: classes.sets,
+            first,
+        })
+    }
 }
 
 /// The last phase of one side: its two classes combined (their pair's
@@ -110,10 +137,10 @@ enum Last {
 }
 
 impl Last {
-    fn of(a: Classes, b: Classes, cells: &mut usize) -> Last {
-        match pairs(&a, &b, cells) {
+    fn of(a: Vec<u64>, b: Vec<u64>, words: usize, cells: &mut usize) -> Last {
+        match pairs(&a, &b, words, cells, None) {
             Some((p, c)) => Last::Combined(p, c.sets),
-            None => Last::Apart(a.sets, b.sets),
+            None => Last::Apart(a, b),
         }
     }
 
@@ -148,7 +175,7 @@ impl Rfc {
         dst: &[Option<Set<u32>>],
     ) -> Option<Rfc> {
         let words = prog.rules.len().div_ceil(64);
-        let decides = prog
+        let decides: Vec<Option<Verdict>> = prog
             .rules
             .iter()
             .zip(constraints)
@@ -198,12 +225,13 @@ impl Rfc {
         let (proto, c_pr) = chunk(256, words, &protos)?;
         let (class, c_cl) = class_chunk(prog, words)?;
         let mut cells = 0;
-        let (src, c_s) = pairs(&c_sh, &c_sl, &mut cells)?;
-        let (dst, c_d) = pairs(&c_dh, &c_dl, &mut cells)?;
-        let (ports, c_p) = pairs(&c_sp, &c_dp, &mut cells)?;
-        let (kind, c_k) = pairs(&c_pr, &c_cl, &mut cells)?;
-        let addrs = Last::of(c_s, c_d, &mut cells);
-        let rest = Last::of(c_p, c_k, &mut cells);
+        let (src, c_s) = pairs(&c_sh.sets, &c_sl.sets, words, &mut cells, None)?;
+        let (dst, c_d) = pairs(&c_dh.sets, &c_dl.sets, words, &mut cells, None)?;
+        let (ports, c_p) = pairs(&c_sp.sets, &c_dp.sets, words, &mut cells, None)?;
+        let (kind, c_k) = pairs(&c_pr.sets, &c_cl.sets, words, &mut cells, None)?;
+        let addrs = Last::of(c_s.sets, c_d.sets, words, &mut cells);
+        let rest = Last::of(c_p.sets, c_k.sets, words, &mut cells);
+        let top = Top::of(prog, &decides, &addrs, &rest, words, &mut cells);
         Some(Rfc {
             words,
             src_hi,
@@ -220,15 +248,23 @@ impl Rfc {
             kind,
             addrs,
             rest,
+            top,
             decides,
         })
     }
 
-    /// Fills `out` with the candidates of IPv4 packet `p` of class bits
-    /// `class` (the state probes left out); returns the first, and its
-    /// verdict when it decides alone.
+    /// Returns the first candidate of IPv4 packet `p` of class bits `class`,
+    /// and its verdict when it decides alone; fills `out` with all its
+    /// candidates (the state probes left out), unless the first decides
+    /// and `decision` says that is all the caller wants.
     #[inline(always)]
-    pub fn lookup(&self, p: &Packet, class: u32, out: &mut [u64]) -> (usize, Option<Verdict>) {
+    pub fn lookup(
+        &self,
+        p: &Packet,
+        class: u32,
+        decision: bool,
+        out: &mut [u64],
+    ) -> (usize, Option<Verdict>) {
         let (s, d) = (p.src as u32, p.dst as u32);
         let (sp, dp) = if p.has_ports {
             (usize::from(p.src_port), usize::from(p.dst_port))
@@ -249,6 +285,17 @@ impl Rfc {
             .kind
             .get(self.proto[usize::from(p.proto)], self.class[k]);
         let w = self.words;
+        if let (Some(top), Last::Combined(pa, _), Last::Combined(pb, _)) =
+            (&self.top, &self.addrs, &self.rest)
+        {
+            let f = usize::from(top.pairs.get(pa.get(src, dst), pb.get(ports, kind)));
+            let first = top.first[f] as usize;
+            let decided = self.decides[first];
+            if decided.is_none() || !decision {
+                out.copy_from_slice(&top.sets[f * w..][..w]);
+            }
+            return (first, decided);
+        }
         let (a, a2) = self.addrs.sets(src, dst, w);
         let (b, b2) = self.rest.sets(ports, kind, w);
         for ((o, a), b) in out.iter_mut().zip(a).zip(b) {
@@ -274,7 +321,10 @@ impl Rfc {
             &self.class,
         ];
         let pairs = [&self.src, &self.dst, &self.ports, &self.kind];
-        tables.iter().map(|t| t.len() * 2).sum::<usize>()
+        let top = self.top.as_ref().map_or(0, |t| {
+            t.pairs.ids.len() * 2 + t.sets.len() * 8 + t.first.len() * 4
+        });
+        top + tables.iter().map(|t| t.len() * 2).sum::<usize>()
             + pairs.iter().map(|p| p.ids.len() * 2).sum::<usize>()
             + self.addrs.memory()
             + self.rest.memory()
@@ -325,7 +375,7 @@ fn chunk(size: usize, words: usize, ranges: &[Vec<(u32, u32)>]) -> Option<(Box<[
     }
     // Ends before starts at one value: adjacent intervals stay in.
     edges.sort_unstable();
-    let mut classes = Classes::new(words);
+    let mut classes = Classes::default();
     let mut table = vec![0u16; size].into_boxed_slice();
     let mut bits = vec![0u64; words];
     let (mut start, mut k) = (0, 0);
@@ -351,7 +401,7 @@ fn chunk(size: usize, words: usize, ranges: &[Vec<(u32, u32)>]) -> Option<(Box<[
 /// The class-bits chunk: per value, the rules whose header class test it
 /// passes.
 fn class_chunk(prog: &Program, words: usize) -> Option<(Box<[u16]>, Classes)> {
-    let mut classes = Classes::new(words);
+    let mut classes = Classes::default();
     let mut bits = vec![0u64; words];
     let table = (0..1u32 << CLASS_BITS)
         .map(|c| {
@@ -367,26 +417,52 @@ fn class_chunk(prog: &Program, words: usize) -> Option<(Box<[u16]>, Classes)> {
     Some((table.into_boxed_slice(), classes))
 }
 
-/// The combining table of two phases' classes; None past the cell limits.
-fn pairs(a: &Classes, b: &Classes, cells: &mut usize) -> Option<(Pairs, Classes)> {
-    let size = a.len().checked_mul(b.len())?;
+/// The combining table of two phases' classes (their bitsets, `words`
+/// each); None past the cell limits. With `ends` (per rule: a walk that
+/// reaches it ends there), each set is cut after its first such rule,
+/// keeping the default rule: what follows is never walked, and the sets
+/// that differ only there are one class.
+fn pairs(
+    a: &[u64],
+    b: &[u64],
+    words: usize,
+    cells: &mut usize,
+    ends: Option<&[bool]>,
+) -> Option<(Pairs, Classes)> {
+    let (rows, cols) = (a.len() / words, b.len() / words);
+    let size = rows.checked_mul(cols)?;
     *cells += size;
     if size > MAX_CELLS || *cells > MAX_TOTAL_CELLS {
         return None;
     }
-    let words = a.words;
-    let mut out = Classes::new(words);
+    let mut out = Classes::default();
     let mut ids = Vec::with_capacity(size);
     let mut bits = vec![0u64; words];
-    for i in 0..a.len() as u16 {
-        for j in 0..b.len() as u16 {
-            for ((o, x), y) in bits.iter_mut().zip(a.set(i)).zip(b.set(j)) {
+    for x in a.chunks_exact(words) {
+        for y in b.chunks_exact(words) {
+            for ((o, x), y) in bits.iter_mut().zip(x).zip(y) {
                 *o = x & y;
+            }
+            if let Some(ends) = ends {
+                cut_after_end(&mut bits, ends);
             }
             ids.push(out.intern(&bits)?);
         }
     }
-    Some((Pairs { cols: b.len(), ids }, out))
+    Some((Pairs { cols, ids }, out))
+}
+
+/// Clears every rule after the first that `ends`, but the last (the
+/// default rule).
+fn cut_after_end(bits: &mut [u64], ends: &[bool]) {
+    let set = |r: usize| bits[r / 64] >> (r % 64) & 1 == 1;
+    let Some(r) = (0..ends.len()).find(|&r| ends[r] && set(r)) else {
+        return;
+    };
+    let last = ends.len() - 1;
+    bits[r / 64] &= u64::MAX >> (63 - r % 64);
+    bits[r / 64 + 1..].fill(0);
+    bits[last / 64] |= 1 << (last % 64);
 }
 
 #[cfg(test)]
@@ -413,8 +489,9 @@ mod tests {
     }
 
     /// The repository's 100-rule rulesets over generated traffic: the
-    /// recursive tables are built, decide most IPv4 packets alone, and
-    /// every decision and counter equals the linear walk's.
+    /// recursive tables are built to a final class, decide most IPv4
+    /// packets alone, and every decision and counter equals the linear
+    /// walk's.
     #[test]
     fn the_repository_rulesets_decide_as_the_linear_walk() {
         let packets = trace(50_000);
@@ -425,7 +502,8 @@ mod tests {
             let c = BitClassifier::build(&prog).expect("bitsets");
             let mut linear = Engine::builder(prog.clone()).walk(WalkKind::Linear).build();
             let mut bits = Engine::builder(prog).walk(WalkKind::Bits).build();
-            assert!(c.rfc().is_some(), "{file}: recursive tables");
+            let rfc = c.rfc().expect("recursive tables");
+            assert!(rfc.top.is_some(), "{file}: both sides combined");
             let v4: Vec<&Packet> = packets.iter().filter(|p| p.ip_version == 4).collect();
             let mut words = vec![0; c.words()];
             let decided = v4
@@ -446,8 +524,9 @@ mod tests {
 
     /// ClassBench-like sets of 1,000 rules get recursive tables, with the
     /// address classes combined where their table fits (acl, ipc) and
-    /// ANDed apart where it does not (fw); the classifier differential
-    /// tests (tests/classifier.rs) walk both against the linear walk.
+    /// ANDed apart where it does not (fw), and the two sides ANDed; the
+    /// classifier differential tests (tests/classifier.rs) walk them
+    /// against the linear walk.
     #[test]
     fn a_thousand_rules_combined_or_apart() {
         use weir_classbench::gen::{filters, Kind};
@@ -459,6 +538,11 @@ mod tests {
             let prog = load(&text, &Default::default(), &Default::default()).expect("compiles");
             let c = BitClassifier::build(&prog).expect("bitsets");
             let rfc = c.rfc().expect("recursive tables");
+            assert!(
+                rfc.top.is_none(),
+                "{}: the final table is too large",
+                kind.name()
+            );
             kinds.push(matches!(rfc.addrs, Last::Combined(..)));
         }
         assert_eq!(
