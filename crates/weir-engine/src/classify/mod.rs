@@ -8,10 +8,13 @@
 //! a candidate more often.
 //!
 //! Two schemes, chosen by ruleset size (BENCHMARKS.md, "Classifying large
-//! rulesets"): per-field bitsets (`bits.rs`) for small rulesets, where one
-//! AND of a few words is hard to beat, and byte tries (`trie.rs`, over
-//! the rules as `family.rs` indexes them) past [`BITS_UP_TO_RULES`]
-//! rules, whose cost per packet hardly grows with the ruleset.
+//! rulesets"): per-field bitsets (`bits.rs`) for small rulesets, where an
+//! AND of a few words is hard to beat, with recursive flow classification
+//! tables (`rfc.rs`) in front for IPv4; and past [`BITS_UP_TO_RULES`]
+//! rules, byte tries (`trie.rs`, automata built by `automaton.rs` over the
+//! rules as `family.rs` indexes them), whose cost per packet hardly grows
+//! with the ruleset, with bit blocks (`bitgroup.rs`) for what the automata
+//! cannot hold within the build's [`Budget`].
 
 mod automaton;
 mod bitgroup;
