@@ -530,17 +530,41 @@ impl Engine {
     /// cache misses overlap; states, counters and logs still follow packet
     /// order (a packet sees the states its predecessors made).
     pub fn decide_batch(&mut self, packets: &[Packet], out: &mut Vec<Decision>) {
+        self.decide_batch_with(packets, out, |_, _| {});
+    }
+
+    /// As [`decide_batch`](Self::decide_batch), each packet `i` decided
+    /// at [`set_time`](Self::set_time)`(time_ns(i))`, as a live source or
+    /// a replay gives times one by one.
+    pub fn decide_batch_at(
+        &mut self,
+        packets: &[Packet],
+        time_ns: impl Fn(usize) -> u64,
+        out: &mut Vec<Decision>,
+    ) {
+        self.decide_batch_with(packets, out, |e, i| e.set_time(time_ns(i)));
+    }
+
+    #[inline]
+    fn decide_batch_with(
+        &mut self,
+        packets: &[Packet],
+        out: &mut Vec<Decision>,
+        mut before: impl FnMut(&mut Engine, usize),
+    ) {
         out.clear();
-        for chunk in packets.chunks(BATCH) {
-            match (&self.shared.classifier, &mut self.candidates) {
-                (Some(Classifier::Trie(c)), Candidates::Trie(s)) => c.walk_batch(chunk, s),
-                _ => {
-                    out.extend(chunk.iter().map(|p| self.decide(p)));
-                    continue;
+        for (k, chunk) in packets.chunks(BATCH).enumerate() {
+            let walked = match (&self.shared.classifier, &mut self.candidates) {
+                (Some(Classifier::Trie(c)), Candidates::Trie(s)) => {
+                    c.walk_batch(chunk, s);
+                    true
                 }
-            }
+                _ => false,
+            };
             for (slot, p) in chunk.iter().enumerate() {
-                out.push(self.decide_walked(p, Some(slot), &mut NoObserver));
+                before(self, k * BATCH + slot);
+                let slot = walked.then_some(slot);
+                out.push(self.decide_walked(p, slot, &mut NoObserver));
             }
         }
     }
