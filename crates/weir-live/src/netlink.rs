@@ -142,6 +142,18 @@ pub struct QueuedPacket<'a> {
     pub orig_len: u32,
 }
 
+impl QueuedPacket<'_> {
+    /// No packet, to fill a batch's array before it is received.
+    pub const EMPTY: QueuedPacket<'static> = QueuedPacket {
+        id: 0,
+        hook: 0,
+        indev: 0,
+        outdev: 0,
+        payload: &[],
+        orig_len: 0,
+    };
+}
+
 /// What one datagram from the queue socket was.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Received<'a> {
