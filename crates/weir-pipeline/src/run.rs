@@ -1,5 +1,6 @@
-//! The run loop: batches from a [`Source`], each frame decoded once,
-//! placed, decided by the [`Engine`] and handed to the [`Sink`]; between
+//! The run loop: batches from a [`Source`], a chunk of frames at a time
+//! decoded, placed, decided together by the [`Engine`] (its classifier
+//! walks several packets interleaved) and handed to the [`Sink`]; between
 //! batches (never per packet) the stop signal, the budget and the
 //! caller's own work (metrics, reloads, progress).
 
