@@ -109,9 +109,8 @@ pub struct Chunk<'s> {
     pub error: Option<CaptureError>,
 }
 
-/// A record of a chunk, its ranges as input offsets.
+/// Where a chunk's record lies, as input offsets.
 struct Held {
-    rec: Record,
     data: Range<u64>,
     options: Range<u64>,
 }
@@ -143,6 +142,8 @@ pub struct CaptureReader<R: Read> {
     input: Input<R>,
     kind: Kind,
     failed: bool,
+    /// The records of the chunk being read, kept for the next.
+    held: Vec<Held>,
 }
 
 impl<R: Read> CaptureReader<R> {
@@ -178,6 +179,7 @@ impl<R: Read> CaptureReader<R> {
             input,
             kind,
             failed: false,
+            held: Vec::with_capacity(MAX_CHUNK),
         })
     }
 
@@ -232,7 +234,7 @@ impl<R: Read> CaptureReader<R> {
                 return Err(e);
             }
         };
-        let frame = self.frame(
+        let frame = Self::frame(
             &rec,
             self.input.slice(rec.data.clone()),
             self.input.slice(rec.options.clone()),
@@ -248,23 +250,22 @@ impl<R: Read> CaptureReader<R> {
     /// frames before it; an empty chunk without error is the end of input.
     pub fn next_chunk<'s>(&'s mut self, frames: &mut [Frame<'s>]) -> Chunk<'s> {
         let max = frames.len().min(MAX_CHUNK);
-        let mut held: [Option<Held>; MAX_CHUNK] = [const { None }; MAX_CHUNK];
-        let mut n = 0;
+        self.held.clear();
         let mut error = None;
         self.input.pin();
-        while n < max && !self.failed && self.input.pinned_len() < CHUNK_BYTES {
+        while self.held.len() < max && !self.failed && self.input.pinned_len() < CHUNK_BYTES {
             let rec = match &mut self.kind {
                 Kind::Pcap(st, _) => pcap::next_record(st, &mut self.input),
                 Kind::Pcapng(st) => pcapng::next_record(st, &mut self.input),
             };
             match rec {
                 Ok(Some(rec)) => {
-                    held[n] = Some(Held {
-                        data: self.input.absolute(rec.data.clone()),
-                        options: self.input.absolute(rec.options.clone()),
-                        rec,
+                    // Written in place; the bytes are lent once the chunk is read.
+                    frames[self.held.len()] = Self::frame(&rec, &[], &[]);
+                    self.held.push(Held {
+                        data: self.input.absolute(rec.data),
+                        options: self.input.absolute(rec.options),
                     });
-                    n += 1;
                 }
                 Ok(None) => break,
                 Err(e) => {
@@ -275,21 +276,18 @@ impl<R: Read> CaptureReader<R> {
         }
         self.input.unpin();
         let this: &'s Self = self;
-        for (slot, h) in frames.iter_mut().zip(held.iter().flatten()) {
-            *slot = this.frame(
-                &h.rec,
-                this.input.slice_absolute(&h.data),
-                this.input.slice_absolute(&h.options),
-            );
+        for (f, h) in frames.iter_mut().zip(&this.held) {
+            f.data = this.input.slice_absolute(&h.data);
+            f.comments.options.rest = this.input.slice_absolute(&h.options);
         }
         Chunk {
-            len: n,
+            len: this.held.len(),
             interfaces: this.interfaces(),
             error,
         }
     }
 
-    fn frame<'s>(&self, rec: &Record, data: &'s [u8], options: &'s [u8]) -> Frame<'s> {
+    fn frame<'s>(rec: &Record, data: &'s [u8], options: &'s [u8]) -> Frame<'s> {
         Frame {
             ts_ns: rec.ts_ns,
             iface: rec.iface,
