@@ -196,16 +196,7 @@ mod tests {
             budget.give_back((want - n) as u64);
             let mut chunk = Chunker::new();
             for (k, data) in self.packets[self.next..self.next + n].iter().enumerate() {
-                let frame = Frame {
-                    ts_ns: ts_of(self.next + k),
-                    iface: 0,
-                    link_type: LinkType::RAW,
-                    orig_len: data.len() as u32,
-                    data,
-                    direction: Direction::Unknown,
-                    comments: Comments::NONE,
-                    offset: 0,
-                };
+                let frame = raw_frame(self.next + k, data);
                 chunk.push(frame, &self.iface, &mut |frames, ifaces, verdicts| {
                     each(frames, ifaces, verdicts);
                     self.verdicts.extend_from_slice(verdicts);
@@ -228,10 +219,19 @@ mod tests {
         }
     }
 
-    /// Packet `k`'s timestamp: 400 ms apart, so UDP states (10 s) expire
-    /// within a chunk of 64.
-    fn ts_of(k: usize) -> u64 {
-        k as u64 * 400_000_000
+    /// Packet `k` of a source: raw IP, its timestamps 400 ms apart, so
+    /// UDP states (10 s) expire within a chunk of 64.
+    fn raw_frame(k: usize, data: &[u8]) -> Frame<'_> {
+        Frame {
+            ts_ns: k as u64 * 400_000_000,
+            iface: 0,
+            link_type: LinkType::RAW,
+            orig_len: data.len() as u32,
+            data,
+            direction: Direction::Unknown,
+            comments: Comments::NONE,
+            offset: 0,
+        }
     }
 
     /// Keeps each decision; fails at packet `fail_at` (1-based), if given.
@@ -410,16 +410,7 @@ mod tests {
             .build();
         let mut want = Vec::new();
         for (k, data) in source.packets.iter().enumerate() {
-            let frame = Frame {
-                ts_ns: ts_of(k),
-                iface: 0,
-                link_type: LinkType::RAW,
-                orig_len: data.len() as u32,
-                data,
-                direction: Direction::Unknown,
-                comments: Comments::NONE,
-                offset: 0,
-            };
+            let frame = raw_frame(k, data);
             let mut p = weir_wire::decode(LinkType::RAW, data, frame.orig_len);
             place.place(&mut p, &frame);
             linear.set_time(frame.ts_ns);
