@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Peers in the same run, on the same trace and equivalent filters:
 #
-#   tcpdump -r TRACE -w OUT 'tcp dst port 80'             end-to-end, file to file
-#   weir run one-rule.rules -r TRACE -w OUT               end-to-end, file to file
+#   tcpdump -r TRACE -w OUT EXPR                          end-to-end, file to file
+#   weir run RULES -r TRACE -w OUT                        end-to-end, file to file
 #   crates/weir-bench/bpf/harness.c: pcap_offline_filter per packet   in memory (libpcap's BPF)
-#   weir bench one-rule.rules -r TRACE                    in memory (weir's engine)
+#   weir bench RULES -r TRACE                             in memory (weir's engine)
 #
-# where one-rule.rules is `100 allow tcp from any to any 80` (default deny,
-# --non-ip drop), the same packets as tcpdump's expression. Prints each
-# figure, the medians of RUNS runs, and the ratios (not asserted).
+# RULES is one-rule.rules, `100 allow tcp from any to any 80` (default deny,
+# --non-ip drop), and EXPR 'tcp dst port 80': the same packets. RULES=FILE
+# and EXPR_FILE=FILE (the expression, `#` lines skipped) compare another
+# pair, e.g. rules/blocklist-100.rules and bench/blocklist-100.bpf. Prints
+# each figure, the medians of RUNS runs, and the ratios (not asserted).
 #
 #   bash bench/compare.sh [PACKETS] [RUNS]
 #
@@ -38,9 +40,14 @@ harness="$work/weir-bpf-harness"
 "${CC:-cc}" -O2 -o "$harness" crates/weir-bench/bpf/harness.c -lpcap
 trace="$work/trace-$packets.pcap"
 [ -s "$trace" ] || "$weir" gen -n "$packets" --seed 7 -o "$trace"
-rules="$work/one-rule.rules"
-echo "100 allow tcp from any to any 80" > "$rules"
-expr='tcp dst port 80'
+if [ -n "${RULES:-}" ]; then
+  rules="$RULES"
+  expr=$(grep -v '^#' "${EXPR_FILE:?EXPR_FILE: the expression equivalent to RULES}")
+else
+  rules="$work/one-rule.rules"
+  echo "100 allow tcp from any to any 80" > "$rules"
+  expr='tcp dst port 80'
+fi
 
 . bench/quantile.sh
 time_of() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); awk -v s="$s" -v e="$e" 'BEGIN {printf "%.6f\n", e - s}'; }
@@ -49,7 +56,11 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else 
 echo "date:    $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "machine: $(nproc) CPUs, $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
 echo "trace:   $trace ($packets packets, $(du -h "$trace" | cut -f1))"
-echo "filter:  tcpdump/libpcap '$expr'  ==  weir '$(cat "$rules")' --non-ip drop"
+if [ -n "${RULES:-}" ]; then
+  echo "filter:  tcpdump/libpcap $EXPR_FILE  ==  weir $rules --non-ip drop"
+else
+  echo "filter:  tcpdump/libpcap '$expr'  ==  weir '$(cat "$rules")' --non-ip drop"
+fi
 : > "$work/tcpdump.t"; : > "$work/run.t"; : > "$work/bpf.ns"; : > "$work/bench.ns"
 for i in $(seq "$runs"); do
   # Alternate, so every peer sees the same page cache and machine load.

@@ -62,4 +62,37 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     assert_eq!(n, written, "wrote {written} frames (of {frames} read), read back {n}");
+    chunks_read_the_same(data);
 });
+
+/// Read a chunk at a time (the chunk size from the input's last byte), the
+/// input gives the frames and the error that reading one by one gives.
+fn chunks_read_the_same(data: &[u8]) {
+    type Seen = (u64, u32, u64, Vec<u8>, Vec<Vec<u8>>);
+    let seen = |f: &weir_io::Frame<'_>| -> Seen {
+        (f.ts_ns, f.iface, f.offset, f.data.to_vec(), f.comments.map(<[u8]>::to_vec).collect())
+    };
+    let chunk = 1 + usize::from(*data.last().unwrap_or(&0)) % weir_io::MAX_CHUNK;
+    let (Ok(mut one), Ok(mut many)) = (CaptureReader::new(data), CaptureReader::new(data)) else {
+        return;
+    };
+    let mut singly = Vec::new();
+    let e1 = loop {
+        match one.next_frame() {
+            Ok(Some(f)) => singly.push(seen(&f)),
+            Ok(None) => break None,
+            Err(e) => break Some(e.to_string()),
+        }
+    };
+    let mut chunked = Vec::new();
+    let e2 = loop {
+        let mut frames = [weir_io::Frame::EMPTY; weir_io::MAX_CHUNK];
+        let got = many.next_chunk(&mut frames[..chunk]);
+        chunked.extend(frames[..got.len].iter().map(seen));
+        if got.error.is_some() || got.len == 0 {
+            break got.error.map(|e| e.to_string());
+        }
+    };
+    assert_eq!(chunked, singly, "chunks of {chunk}");
+    assert_eq!(e1, e2);
+}

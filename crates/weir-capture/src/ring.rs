@@ -115,7 +115,7 @@ fn v3_frame(block: &[u8], off: usize) -> Option<(Frame<'_>, u32)> {
 
 /// Calls `f` for each packet of a V3 block; returns how many it saw. A
 /// header pointing out of the block ends the walk there.
-pub fn walk_v3_block(block: &[u8], mut f: impl FnMut(&Frame<'_>)) -> usize {
+pub fn walk_v3_block<'b>(block: &'b [u8], mut f: impl FnMut(&Frame<'b>)) -> usize {
     let (Some(num), Some(first)) = (u32_at(block, v3::NUM_PKTS), u32_at(block, v3::FIRST_PKT))
     else {
         return 0;
@@ -341,8 +341,8 @@ impl Batch<'_> {
     }
 
     /// Calls `f` with each frame, in ring order. The frames borrow the
-    /// ring: they cannot outlive the call.
-    pub fn for_each(&self, mut f: impl FnMut(&Frame<'_>)) {
+    /// batch: they may be kept until it is handed back (dropped).
+    pub fn for_each<'s>(&'s self, mut f: impl FnMut(&Frame<'s>)) {
         let ring = &*self.ring;
         let total = ring.slots();
         for k in 0..self.slots {

@@ -1,10 +1,10 @@
 //! The engine: a program, its counters, policy for frames that are not
 //! well-formed IP, and the logger, behind one `decide(packet)` call.
 
-use crate::classify::{BitClassifier, Classifier, Leaves, TrieClassifier, BATCH};
+use crate::classify::{BitClassifier, Budget, Classifier, Scratch, TrieClassifier, BATCH};
 use crate::eval::StateCtx;
 use crate::eval::{
-    evaluate, rule_matches, CandidateBits, Linear, NoObserver, Observer, RuleCounter,
+    count, evaluate, rule_matches, CandidateBits, Linear, NoObserver, Observer, RuleCounter,
 };
 use crate::explain::{RuleTrace, Trace};
 use crate::log::Logger;
@@ -106,8 +106,8 @@ pub struct Engine {
     counters: Vec<RuleCounter>,
     stats: Stats,
     logger: Option<Logger>,
-    /// The current packet's candidate bitset (`Classifier::Bits`),
-    /// reused; the tries' candidates are merged in place (`TrieWalk`).
+    /// The current packet's candidate bitset (`Classifier::Bits`), or the
+    /// tries' working space, reused.
     candidates: Candidates,
     /// Dynamic states, when the program makes or probes any.
     states: Option<StateTable>,
@@ -122,6 +122,7 @@ pub struct EngineBuilder {
     policy: Policy,
     env: Env,
     state_config: Option<StateConfig>,
+    budget: Budget,
 }
 
 impl EngineBuilder {
@@ -170,6 +171,13 @@ impl EngineBuilder {
         self
     }
 
+    /// What building the classifier may spend (default: [`Budget`]'s);
+    /// rules past it are indexed more coarsely or tried by every packet.
+    pub fn budget(mut self, budget: Budget) -> EngineBuilder {
+        self.budget = budget;
+        self
+    }
+
     /// Dynamic-state tunables that override the program's own.
     pub fn state_config(mut self, config: StateConfig) -> EngineBuilder {
         self.state_config = Some(config);
@@ -186,6 +194,7 @@ impl EngineBuilder {
             policy,
             env,
             state_config,
+            budget,
         } = self;
         if let Some(config) = state_config {
             program.state_config = config;
@@ -193,9 +202,11 @@ impl EngineBuilder {
         let classifier = match walk {
             WalkKind::Linear => None,
             WalkKind::Auto if program.rules.len() <= CLASSIFY_FROM_RULES => None,
-            WalkKind::Auto => Classifier::build(&program),
+            WalkKind::Auto => Some(Classifier::build(&program, budget)),
             WalkKind::Bits => BitClassifier::build(&program).map(|b| Classifier::Bits(Box::new(b))),
-            WalkKind::Trie => TrieClassifier::build(&program).map(Classifier::Trie),
+            WalkKind::Trie => Some(Classifier::Trie(TrieClassifier::build_with(
+                &program, budget,
+            ))),
         };
         Engine::of(
             Arc::new(Shared {
@@ -210,18 +221,19 @@ impl EngineBuilder {
     }
 }
 
-#[derive(Default)]
-struct Candidates {
-    bits: Vec<u64>,
+enum Candidates {
+    None,
+    Bits(Vec<u64>),
+    /// Boxed: the batch's keys and slots are a large inline struct.
+    Trie(Box<Scratch>),
 }
 
 impl Candidates {
     fn for_classifier(c: Option<&Classifier>) -> Candidates {
         match c {
-            Some(Classifier::Bits(b)) => Candidates {
-                bits: vec![0; b.words()],
-            },
-            _ => Candidates::default(),
+            None => Candidates::None,
+            Some(Classifier::Bits(b)) => Candidates::Bits(vec![0; b.words()]),
+            Some(Classifier::Trie(t)) => Candidates::Trie(Box::new(t.scratch())),
         }
     }
 }
@@ -264,6 +276,7 @@ impl Engine {
             policy: Policy::default(),
             env: Env::default(),
             state_config: None,
+            budget: Budget::default(),
         }
     }
 
@@ -349,9 +362,8 @@ impl Engine {
     pub fn candidate_rules(&mut self, p: &Packet) -> Vec<usize> {
         let class = packet_class(p);
         let all = || (0..self.shared.program.rules.len()).collect();
-        match &self.shared.classifier {
-            Some(Classifier::Bits(c)) if p.l3 == L3::Ip => {
-                let bits = &mut self.candidates.bits;
+        match (&self.shared.classifier, &mut self.candidates) {
+            (Some(Classifier::Bits(c)), Candidates::Bits(bits)) if p.l3 == L3::Ip => {
                 c.candidates(p, class, bits);
                 let rules = self.shared.program.rules.len();
                 let set = |(k, &word): (usize, &u64)| {
@@ -365,7 +377,7 @@ impl Engine {
                     .filter(|&r| r < rules)
                     .collect()
             }
-            Some(Classifier::Trie(c)) if p.l3 == L3::Ip => {
+            (Some(Classifier::Trie(c)), _) if p.l3 == L3::Ip => {
                 let mut list = Vec::new();
                 if c.candidates(p, class, &mut list) {
                     list.into_iter().map(|r| r as usize).collect()
@@ -441,6 +453,14 @@ impl Engine {
         })
     }
 
+    /// What the trie classifier's rules went into (None for other walks).
+    pub fn classifier_parts(&self) -> Option<crate::classify::Parts> {
+        match &self.shared.classifier {
+            Some(Classifier::Trie(t)) => Some(t.parts()),
+            _ => None,
+        }
+    }
+
     /// Bytes the classifier holds (0 when off).
     pub fn classifier_memory(&self) -> usize {
         self.shared
@@ -510,29 +530,53 @@ impl Engine {
     /// cache misses overlap; states, counters and logs still follow packet
     /// order (a packet sees the states its predecessors made).
     pub fn decide_batch(&mut self, packets: &[Packet], out: &mut Vec<Decision>) {
+        self.decide_batch_with(packets, out, |_, _| {});
+    }
+
+    /// As [`decide_batch`](Self::decide_batch), each packet `i` decided
+    /// at [`set_time`](Self::set_time)`(time_ns(i))`, as a live source or
+    /// a replay gives times one by one.
+    pub fn decide_batch_at(
+        &mut self,
+        packets: &[Packet],
+        time_ns: impl Fn(usize) -> u64,
+        out: &mut Vec<Decision>,
+    ) {
+        self.decide_batch_with(packets, out, |e, i| e.set_time(time_ns(i)));
+    }
+
+    #[inline]
+    fn decide_batch_with(
+        &mut self,
+        packets: &[Packet],
+        out: &mut Vec<Decision>,
+        mut before: impl FnMut(&mut Engine, usize),
+    ) {
         out.clear();
-        let mut leaves = [Leaves::LINEAR; BATCH];
-        for chunk in packets.chunks(BATCH) {
-            match &self.shared.classifier {
-                Some(Classifier::Trie(c)) => c.walk_batch(chunk, &mut leaves),
-                _ => {
-                    out.extend(chunk.iter().map(|p| self.decide(p)));
-                    continue;
+        for (k, chunk) in packets.chunks(BATCH).enumerate() {
+            let walked = match (&self.shared.classifier, &mut self.candidates) {
+                (Some(Classifier::Trie(c)), Candidates::Trie(s)) => {
+                    c.walk_batch(chunk, s);
+                    true
                 }
-            }
-            for (p, l) in chunk.iter().zip(&leaves) {
-                out.push(self.decide_walked(p, Some(l), &mut NoObserver));
+                _ => false,
+            };
+            for (slot, p) in chunk.iter().enumerate() {
+                before(self, k * BATCH + slot);
+                let slot = walked.then_some(slot);
+                out.push(self.decide_walked(p, slot, &mut NoObserver));
             }
         }
     }
 
     /// [`decide_observed`](Self::decide_observed), with the classifier's
-    /// walk already done for this packet when `leaves` is given.
+    /// walk already done for this packet when `slot` (its place in the
+    /// batch just walked) is given.
     #[inline]
     fn decide_walked<O: Observer>(
         &mut self,
         p: &Packet,
-        leaves: Option<&Leaves>,
+        slot: Option<usize>,
         obs: &mut O,
     ) -> Decision {
         self.stats.packets += 1;
@@ -545,8 +589,8 @@ impl Engine {
                 self.stats.non_ip += 1;
                 self.layer2_pass(p, &mut ctx, obs)
             }
-            L3::Ip if layer2 => self.two_passes(p, leaves, &mut ctx, obs),
-            L3::Ip => self.pass(p, leaves, false, &mut ctx, obs),
+            L3::Ip if layer2 => self.two_passes(p, slot, &mut ctx, obs),
+            L3::Ip => self.pass(p, slot, false, &mut ctx, obs),
             L3::NonIp => {
                 self.stats.non_ip += 1;
                 Decision {
@@ -578,12 +622,12 @@ impl Engine {
     fn two_passes<O: Observer>(
         &mut self,
         p: &Packet,
-        leaves: Option<&Leaves>,
+        slot: Option<usize>,
         ctx: &mut Ctx,
         obs: &mut O,
     ) -> Decision {
         if p.direction == weir_wire::Direction::Out {
-            let ip = self.pass(p, leaves, false, ctx, obs);
+            let ip = self.pass(p, slot, false, ctx, obs);
             if ip.verdict == Verdict::Drop {
                 return ip;
             }
@@ -593,7 +637,7 @@ impl Engine {
         if frame.verdict == Verdict::Drop {
             return frame;
         }
-        match self.pass(p, leaves, false, ctx, obs) {
+        match self.pass(p, slot, false, ctx, obs) {
             ip if ip.verdict == Verdict::Drop => ip,
             _ => frame,
         }
@@ -615,7 +659,7 @@ impl Engine {
     fn pass<O: Observer>(
         &mut self,
         p: &Packet,
-        leaves: Option<&Leaves>,
+        slot: Option<usize>,
         linear: bool,
         ctx: &mut Ctx,
         obs: &mut O,
@@ -655,7 +699,7 @@ impl Engine {
         };
         let walk = Walker {
             classifier: if linear { None } else { classifier.as_ref() },
-            leaves,
+            slot,
             candidates,
             class,
             state: &mut state,
@@ -733,8 +777,8 @@ impl Engine {
 /// evaluator over them.
 struct Walker<'a, 's> {
     classifier: Option<&'a Classifier>,
-    /// The trie walk's result, when done ahead (batches).
-    leaves: Option<&'a Leaves>,
+    /// The packet's slot in the batch whose trie walks are done (batches).
+    slot: Option<usize>,
     candidates: &'a mut Candidates,
     /// The packet's class bits, `class::STATE` included when it has a state.
     class: u32,
@@ -754,25 +798,24 @@ impl Walker<'_, '_> {
         obs: &mut O,
     ) -> (usize, Verdict) {
         let (class, state, ctx) = (self.class, self.state, self.ctx);
-        match self.classifier {
-            Some(Classifier::Bits(c)) => {
-                let bits = &mut self.candidates.bits;
-                c.candidates(p, class, bits);
+        match (self.classifier, self.candidates) {
+            (Some(Classifier::Bits(c)), Candidates::Bits(bits)) => {
+                if let Some((first, verdict)) = c.lookup(p, class, bits).filter(|_| O::SILENT) {
+                    // The first candidate surely matches and decides.
+                    count(counters, first, p);
+                    return (first, verdict);
+                }
                 let walk = CandidateBits(bits);
                 evaluate::<D, O, _>(
                     program, env, &walk, p, class, state, ctx, counters, log, obs,
                 )
             }
-            Some(Classifier::Trie(c)) => {
-                let own;
-                let leaves = match self.leaves {
-                    Some(l) => l,
-                    None => {
-                        own = c.leaves(p);
-                        &own
-                    }
-                };
-                match c.merge(leaves, class, program.default_index()) {
+            (Some(Classifier::Trie(c)), Candidates::Trie(s)) => {
+                let slot = self.slot.unwrap_or_else(|| {
+                    c.walk_batch(std::slice::from_ref(p), s);
+                    0
+                });
+                match c.merge(slot, s, class, program.default_index()) {
                     Some(walk) => evaluate::<D, O, _>(
                         program, env, &walk, p, class, state, ctx, counters, log, obs,
                     ),

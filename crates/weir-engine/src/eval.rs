@@ -76,6 +76,9 @@ pub struct RuleCounter {
 /// Hooks for `explain` and for cost accounting. The default methods do
 /// nothing, so the replay path's [`NoObserver`] compiles away entirely.
 pub trait Observer {
+    /// Sees nothing: a packet the classifier alone decides need not be
+    /// walked for it.
+    const SILENT: bool = false;
     #[inline(always)]
     fn insn(&mut self, _rule: usize, _insn: usize, _matched: bool) {}
     #[inline(always)]
@@ -83,7 +86,9 @@ pub trait Observer {
 }
 
 pub struct NoObserver;
-impl Observer for NoObserver {}
+impl Observer for NoObserver {
+    const SILENT: bool = true;
+}
 
 /// The dynamic-state side of one walk: the table, which holds the states
 /// the packet's flow has under each state name (found before the walk;
@@ -180,8 +185,7 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
         if !fired && r.state_op != StateOp::None {
             if !states.install(i, r, p) {
                 // A state refused (table full, limit reached) denies.
-                counters[i].packets += 1;
-                counters[i].bytes += u64::from(p.l3_len);
+                count(counters, i, p);
                 return (i, Verdict::Drop);
             }
             if r.defer {
@@ -193,8 +197,7 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
             i = walk.next(hit + 1);
             continue;
         }
-        counters[hit].packets += 1;
-        counters[hit].bytes += u64::from(p.l3_len);
+        count(counters, hit, p);
         match r.quick {
             Quick::Accept => return (hit, Verdict::Pass),
             Quick::Deny => return (hit, Verdict::Drop),
@@ -227,6 +230,13 @@ pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
             },
         }
     }
+}
+
+/// Counts packet `p` for rule `i`.
+#[inline(always)]
+pub fn count(counters: &mut [RuleCounter], i: usize, p: &Packet) {
+    counters[i].packets += 1;
+    counters[i].bytes += u64::from(p.l3_len);
 }
 
 /// Probe rule `i`, whose header check a packet with a state failed, in

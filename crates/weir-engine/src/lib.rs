@@ -21,6 +21,7 @@ mod program;
 mod state;
 mod tables;
 
+pub use classify::{Budget, Parts};
 pub use compile::{compile, CompileOptions};
 pub use engine::{
     Decision, DispatchKind, Engine, EngineBuilder, Policy, Stats, WalkKind, CLASSIFY_FROM_RULES,

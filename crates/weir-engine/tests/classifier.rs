@@ -1,45 +1,53 @@
 //! Differential test: the classifiers against the linear walk on
 //! `weir_classbench::gen` rulesets of 10 to 20,000 rules, with count,
 //! skipto, call/return, log, deny, or-blocks, `not`, `me`, a lookup table,
-//! options and IPv6 mixed in (`benches/common/rulegen.rs`).
-//! Same deciding rule for every packet, same per-rule counters.
+//! options and IPv6 mixed in (`benches/common/rulegen.rs`), and on random
+//! rulesets with build budgets small enough that the automata cannot hold
+//! them whole. Same deciding rule for every packet, same per-rule counters.
 
 #[path = "../benches/common/rulegen.rs"]
 mod rulegen;
 
-use rulegen::Kind;
-use weir_engine::{load, CompileOptions, Engine, WalkKind};
+use rulegen::{Kind, Ruleset};
+use weir_engine::{load, Budget, CompileOptions, Engine, Parts, WalkKind};
 use weir_rules::Names;
 use weir_wire::v4_mapped;
 
 fn engine(text: &str, walk: WalkKind) -> Engine {
+    engine_with(text, walk, Budget::default())
+}
+
+fn engine_with(text: &str, walk: WalkKind, budget: Budget) -> Engine {
     let prog =
         load(text, &Names::default(), &CompileOptions::default()).expect("generated rules compile");
     let mut e = Engine::builder(prog)
         .walk(walk)
+        .budget(budget)
         .me(vec![(v4_mapped(rulegen::ME), 4)])
         .build();
     e.set_interfaces(&[Some("eth0"), Some("wan0")]);
     e
 }
 
-/// Runs the trace through the linear walk and each classifier; returns the
-/// candidate walk's share of rules that decided (a sanity figure).
 fn differential(kind: Kind, n: usize, seed: u64, extras: bool, packets: usize) {
     let rs = rulegen::ruleset(kind, n, seed, extras);
-    let trace = rulegen::trace(&rs, packets, seed + 1);
+    let name = format!("{} {n} rules seed {seed}", kind.name());
+    same_as_linear(&name, &rs, seed, packets, Budget::default());
+}
+
+/// Runs a trace of `rs` through the linear walk and each classifier (the
+/// tries within `budget`), one by one and batched; returns what the
+/// tries' rules went into.
+fn same_as_linear(name: &str, rs: &Ruleset, seed: u64, packets: usize, budget: Budget) -> Parts {
+    let n = rs.len();
+    let trace = rulegen::trace(rs, packets, seed + 1);
     let mut linear = engine(&rs.text, WalkKind::Linear);
-    let mut walks = vec![engine(&rs.text, WalkKind::Trie)];
+    let mut walks = vec![engine_with(&rs.text, WalkKind::Trie, budget)];
     if n <= 2000 {
         walks.push(engine(&rs.text, WalkKind::Bits));
     }
     for e in &walks {
-        assert!(
-            e.classified(),
-            "{} {n}: {:?} built",
-            kind.name(),
-            e.walk_kind()
-        );
+        assert!(e.classified(), "{name}: {:?} built", e.walk_kind());
     }
     let mut decided_by_rule = 0;
     let mut linear_decisions = Vec::with_capacity(trace.len());
@@ -51,15 +59,14 @@ fn differential(kind: Kind, n: usize, seed: u64, extras: bool, packets: usize) {
             assert_eq!(
                 e.decide(p),
                 want,
-                "{} {n} rules seed {seed}, {:?}, packet {k}: {p:?}",
-                kind.name(),
+                "{name}, {:?}, packet {k}: {p:?}",
                 e.walk_kind()
             );
         }
     }
     // The trie walked in batches (`decide_batch`): the same decisions, in
     // packet order, and the same counters.
-    let mut batched = engine(&rs.text, WalkKind::Trie);
+    let mut batched = engine_with(&rs.text, WalkKind::Trie, budget);
     let mut decisions = Vec::new();
     for (c, chunk) in trace.chunks(37).enumerate() {
         batched.decide_batch(chunk, &mut decisions);
@@ -68,8 +75,7 @@ fn differential(kind: Kind, n: usize, seed: u64, extras: bool, packets: usize) {
             assert_eq!(
                 Some(got),
                 linear_decisions.get(k),
-                "{} {n} rules seed {seed}, batched, packet {k}: {p:?}",
-                kind.name()
+                "{name}, batched, packet {k}: {p:?}"
             );
         }
     }
@@ -77,8 +83,7 @@ fn differential(kind: Kind, n: usize, seed: u64, extras: bool, packets: usize) {
     for e in &walks {
         assert!(
             e.counters() == linear.counters(),
-            "{} {n} rules seed {seed}, {:?}: counters differ",
-            kind.name(),
+            "{name}, {:?}: counters differ",
             e.walk_kind()
         );
     }
@@ -87,6 +92,7 @@ fn differential(kind: Kind, n: usize, seed: u64, extras: bool, packets: usize) {
         decided_by_rule * 4 > packets,
         "{decided_by_rule} of {packets} packets decided by a rule"
     );
+    walks[0].classifier_parts().expect("a trie")
 }
 
 #[test]
@@ -114,6 +120,45 @@ fn twenty_thousand_rules() {
         differential(kind, 20_000, 1, true, 2000);
         differential(kind, 20_000, 2, false, 2000);
     }
+}
+
+/// Random rulesets, whose wildcards and ranges blow up automata, within
+/// budgets that give up on automata early (the rest in bit blocks), that
+/// run out of memory (the rest tried by every packet), and that allow
+/// nothing at all: every part of the fallback is walked and agrees.
+#[test]
+fn random_rulesets_past_the_budget() {
+    let tight = Budget {
+        bytes: 96 << 20,
+        work: 100_000,
+    };
+    let small = Budget {
+        bytes: 200 << 10,
+        work: 100_000,
+    };
+    let none = Budget { bytes: 0, work: 0 };
+    let mut mixed = 0;
+    for (n, seed, extras) in [(3000, 1, false), (5000, 2, true), (20_000, 3, false)] {
+        let rs = rulegen::random(n, seed, extras);
+        let name = |b| format!("random {n} rules seed {seed}, budget {b}");
+        let parts = same_as_linear(&name("tight"), &rs, seed, 1500, tight);
+        assert!(parts.blocks > 0 && parts.unindexed == 0, "{parts:?}");
+        mixed += usize::from(parts.automata > 0);
+        let parts = same_as_linear(&name("small"), &rs, seed, 1500, small);
+        assert!(parts.unindexed > 0, "{parts:?}");
+        let parts = same_as_linear(&name("none"), &rs, seed, 300, none);
+        assert_eq!((parts.automata, parts.blocks), (0, 0), "{parts:?}");
+    }
+    assert!(mixed > 0, "no set had both automata and bit blocks");
+}
+
+/// The default budget holds a random set whole, in automata and bit
+/// blocks, with nothing left for every packet to try.
+#[test]
+fn random_rulesets_within_the_default_budget() {
+    let rs = rulegen::random(20_000, 4, true);
+    let parts = same_as_linear("random 20000 rules seed 4", &rs, 4, 2000, Budget::default());
+    assert_eq!(parts.unindexed, 0, "{parts:?}");
 }
 
 /// A leaf may list every rule (70,000 `count` rules that admit every
@@ -173,4 +218,77 @@ fn extras_hold_every_decoration() {
         assert!(text.contains(want), "no {want:?} in the decorated sets");
     }
     assert!(v6_packets > 20, "{v6_packets} IPv6 packets");
+}
+
+/// A state made by a `skipto` rule fires at an earlier `check-state` and
+/// sends the walk past a rule that would have ended it: the rules after
+/// the jump's target stay candidates.
+#[test]
+fn a_fired_state_jumps_past_a_final_rule() {
+    let text = "\
+        1 check-state\n\
+        2 deny tcp from any 81 to any\n\
+        3 skipto 10 tcp from any to any 81 keep-state\n\
+        10 allow tcp from any to any\n";
+    let tcp = |src: u32, sport: u16, dst: u32, dport: u16| weir_wire::Packet {
+        l3: weir_wire::L3::Ip,
+        ip_version: 4,
+        proto: 6,
+        src: v4_mapped(src),
+        dst: v4_mapped(dst),
+        src_port: sport,
+        dst_port: dport,
+        has_ports: true,
+        tcp_flags: weir_wire::tcp::ACK,
+        ..Default::default()
+    };
+    let there = tcp(0x0a00_0001, 1000, 0x0a00_0002, 81);
+    let back = tcp(0x0a00_0002, 81, 0x0a00_0001, 1000);
+    let mut linear = engine(text, WalkKind::Linear);
+    let mut walks = [engine(text, WalkKind::Trie), engine(text, WalkKind::Bits)];
+    for p in [there, back, back] {
+        let want = linear.decide(&p);
+        // Rule 10 (index 3) allows, directly or through the state's skipto.
+        assert_eq!(want.rule, Some(3));
+        for e in &mut walks {
+            assert_eq!(e.decide(&p), want, "{:?}", e.walk_kind());
+        }
+    }
+}
+
+/// The same with a `count` rule's state: the walk goes on after the rule
+/// that made the state, past a rule that looked final.
+#[test]
+fn a_fired_count_state_goes_on_past_a_final_rule() {
+    let text = "\
+        1 check-state\n\
+        2 deny tcp from any 81 to any\n\
+        3 count tcp from any to any 81 keep-state\n\
+        4 allow tcp from any to any\n";
+    let tcp = |src: u32, sport: u16, dst: u32, dport: u16| weir_wire::Packet {
+        l3: weir_wire::L3::Ip,
+        ip_version: 4,
+        proto: 6,
+        src: v4_mapped(src),
+        dst: v4_mapped(dst),
+        src_port: sport,
+        dst_port: dport,
+        has_ports: true,
+        tcp_flags: weir_wire::tcp::ACK,
+        ..Default::default()
+    };
+    let there = tcp(0x0a00_0001, 1000, 0x0a00_0002, 81);
+    let back = tcp(0x0a00_0002, 81, 0x0a00_0001, 1000);
+    let mut linear = engine(text, WalkKind::Linear);
+    let mut walks = [engine(text, WalkKind::Trie), engine(text, WalkKind::Bits)];
+    for p in [there, back, back] {
+        let want = linear.decide(&p);
+        assert_eq!(want.rule, Some(3), "rule 4 allows after the count");
+        for e in &mut walks {
+            assert_eq!(e.decide(&p), want, "{:?}", e.walk_kind());
+        }
+    }
+    for e in &walks {
+        assert!(e.counters() == linear.counters());
+    }
 }

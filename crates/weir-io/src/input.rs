@@ -23,6 +23,9 @@ pub(crate) struct Input<R> {
     /// Input offset of `buf[0]`.
     base: u64,
     eof: bool,
+    /// Input offset of the first byte a compaction must keep (records
+    /// handed out together stay put); `None`: from `start`.
+    keep: Option<u64>,
 }
 
 impl<R: Read> Input<R> {
@@ -34,6 +37,7 @@ impl<R: Read> Input<R> {
             end: 0,
             base: 0,
             eof: false,
+            keep: None,
         }
     }
 
@@ -59,12 +63,13 @@ impl<R: Read> Input<R> {
     #[inline(never)]
     fn refill(&mut self, need: usize) -> io::Result<usize> {
         if self.start + need > self.buf.len() {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.base += self.start as u64;
-            self.end -= self.start;
-            self.start = 0;
-            if need > self.buf.len() {
-                self.buf.resize(need, 0);
+            let from = self.keep.map_or(self.start, |k| (k - self.base) as usize);
+            self.buf.copy_within(from..self.end, 0);
+            self.base += from as u64;
+            self.end -= from;
+            self.start -= from;
+            if self.start + need > self.buf.len() {
+                self.buf.resize(self.start + need, 0);
             }
         }
         while self.end - self.start < need && !self.eof {
@@ -97,6 +102,34 @@ impl<R: Read> Input<R> {
     #[inline]
     pub(crate) fn slice(&self, r: Range<usize>) -> &[u8] {
         &self.buf[r]
+    }
+
+    /// From now on, until [`unpin`](Self::unpin), compactions keep every
+    /// byte from the current position: ranges taken meanwhile, made
+    /// absolute with [`absolute`](Self::absolute), stay readable.
+    pub(crate) fn pin(&mut self) {
+        self.keep = Some(self.offset());
+    }
+
+    pub(crate) fn unpin(&mut self) {
+        self.keep = None;
+    }
+
+    /// Bytes kept since [`pin`](Self::pin).
+    pub(crate) fn pinned_len(&self) -> u64 {
+        self.keep.map_or(0, |k| self.offset() - k)
+    }
+
+    /// `r`, a range in the buffer now, as input offsets.
+    #[inline]
+    pub(crate) fn absolute(&self, r: Range<usize>) -> Range<u64> {
+        self.base + r.start as u64..self.base + r.end as u64
+    }
+
+    /// The bytes at input offsets `r`, kept since [`pin`](Self::pin).
+    #[inline]
+    pub(crate) fn slice_absolute(&self, r: &Range<u64>) -> &[u8] {
+        &self.buf[(r.start - self.base) as usize..(r.end - self.base) as usize]
     }
 }
 

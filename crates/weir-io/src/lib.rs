@@ -27,5 +27,8 @@ mod writer;
 
 pub use error::CaptureError;
 pub use mirror::CaptureWriter;
-pub use reader::{open_capture, open_input, CaptureReader, Comments, Format, Frame, Interface};
+pub use reader::{
+    open_capture, open_input, CaptureReader, Chunk, Comments, Format, Frame, Interface,
+    CHUNK_BYTES, MAX_CHUNK,
+};
 pub use writer::{PcapWriter, PcapngWriter};

@@ -92,6 +92,43 @@ pub(crate) struct Record {
     pub(crate) offset: u64,
 }
 
+/// Frames [`CaptureReader::next_chunk`] hands out at most at once.
+pub const MAX_CHUNK: usize = 64;
+
+/// Bytes past which a chunk ends early.
+pub const CHUNK_BYTES: u64 = 1 << 19;
+
+/// What [`CaptureReader::next_chunk`] read.
+#[derive(Debug)]
+pub struct Chunk<'s> {
+    /// Frames written to the front of the caller's slice.
+    pub len: usize,
+    /// The interfaces described so far, indexed by [`Frame::iface`].
+    pub interfaces: &'s [Interface],
+    /// The error that ended the chunk; later calls read nothing.
+    pub error: Option<CaptureError>,
+}
+
+/// Where a chunk's record lies, as input offsets.
+struct Held {
+    data: Range<u64>,
+    options: Range<u64>,
+}
+
+impl Frame<'_> {
+    /// A frame of no bytes, to fill an array [`CaptureReader::next_chunk`] writes.
+    pub const EMPTY: Frame<'static> = Frame {
+        ts_ns: 0,
+        iface: 0,
+        link_type: LinkType::RAW,
+        orig_len: 0,
+        data: &[],
+        direction: Direction::Unknown,
+        comments: Comments::NONE,
+        offset: 0,
+    };
+}
+
 enum Kind {
     Pcap(PcapState, [Interface; 1]),
     Pcapng(NgState),
@@ -105,6 +142,8 @@ pub struct CaptureReader<R: Read> {
     input: Input<R>,
     kind: Kind,
     failed: bool,
+    /// The records of the chunk being read, kept for the next.
+    held: Vec<Held>,
 }
 
 impl<R: Read> CaptureReader<R> {
@@ -140,6 +179,7 @@ impl<R: Read> CaptureReader<R> {
             input,
             kind,
             failed: false,
+            held: Vec::with_capacity(MAX_CHUNK),
         })
     }
 
@@ -194,22 +234,75 @@ impl<R: Read> CaptureReader<R> {
                 return Err(e);
             }
         };
-        let frame = Frame {
+        let frame = Self::frame(
+            &rec,
+            self.input.slice(rec.data.clone()),
+            self.input.slice(rec.options.clone()),
+        );
+        Ok(Some((frame, self.interfaces())))
+    }
+
+    /// Up to `frames.len()` (at most [`MAX_CHUNK`]) next frames at once,
+    /// written to the front of `frames`, all borrowing the reader's buffer
+    /// until the next call; for deciding a batch before writing it. A
+    /// chunk ends early once its frames span [`CHUNK_BYTES`], so the
+    /// buffer grows by at most that. An error ends the chunk after the
+    /// frames before it; an empty chunk without error is the end of input.
+    pub fn next_chunk<'s>(&'s mut self, frames: &mut [Frame<'s>]) -> Chunk<'s> {
+        let max = frames.len().min(MAX_CHUNK);
+        self.held.clear();
+        let mut error = None;
+        self.input.pin();
+        while self.held.len() < max && !self.failed && self.input.pinned_len() < CHUNK_BYTES {
+            let rec = match &mut self.kind {
+                Kind::Pcap(st, _) => pcap::next_record(st, &mut self.input),
+                Kind::Pcapng(st) => pcapng::next_record(st, &mut self.input),
+            };
+            match rec {
+                Ok(Some(rec)) => {
+                    // Written in place; the bytes are lent once the chunk is read.
+                    frames[self.held.len()] = Self::frame(&rec, &[], &[]);
+                    self.held.push(Held {
+                        data: self.input.absolute(rec.data),
+                        options: self.input.absolute(rec.options),
+                    });
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    self.failed = true;
+                    error = Some(e);
+                }
+            }
+        }
+        self.input.unpin();
+        let this: &'s Self = self;
+        for (f, h) in frames.iter_mut().zip(&this.held) {
+            f.data = this.input.slice_absolute(&h.data);
+            f.comments.options.rest = this.input.slice_absolute(&h.options);
+        }
+        Chunk {
+            len: this.held.len(),
+            interfaces: this.interfaces(),
+            error,
+        }
+    }
+
+    fn frame<'s>(rec: &Record, data: &'s [u8], options: &'s [u8]) -> Frame<'s> {
+        Frame {
             ts_ns: rec.ts_ns,
             iface: rec.iface,
             link_type: rec.link_type,
             orig_len: rec.orig_len,
-            data: self.input.slice(rec.data),
+            data,
             direction: rec.direction,
             comments: Comments {
                 options: Options {
                     endian: rec.endian,
-                    rest: self.input.slice(rec.options),
+                    rest: options,
                 },
             },
             offset: rec.offset,
-        };
-        Ok(Some((frame, self.interfaces())))
+        }
     }
 
     /// Gives back the underlying reader; buffered unread bytes are lost.

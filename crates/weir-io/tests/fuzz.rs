@@ -98,6 +98,22 @@ proptest! {
     fn mutated_pcapng_never_panics(v in mutated(valid_pcapng())) {
         drain(&v);
     }
+
+    /// Damaged or not, a file read in chunks gives the frames and the
+    /// error that reading it one frame at a time gives.
+    #[test]
+    fn chunks_read_what_single_frames_read(
+        v in prop_oneof![mutated(valid_pcap()), mutated(valid_pcapng())],
+        chunk in 1..=weir_io::MAX_CHUNK,
+    ) {
+        let (Ok(mut a), Ok(mut b)) = (CaptureReader::new(&v[..]), CaptureReader::new(&v[..])) else {
+            return Ok(());
+        };
+        let (singly, e1) = read_singly(&mut a);
+        let (chunked, e2) = read_chunks(&mut b, chunk);
+        prop_assert_eq!(chunked, singly);
+        prop_assert_eq!(e1.map(|e| e.to_string()), e2.map(|e| e.to_string()));
+    }
 }
 
 #[test]

@@ -493,3 +493,26 @@ fn a_comment_too_long_for_one_option_is_cut_between_characters() {
     assert!(long.starts_with(text));
     assert_eq!(got.len(), 0xfffc - 1, "cut at the last whole character");
 }
+
+/// Frames read a chunk at a time are the frames read one by one, with
+/// their comments, through short reads that make the buffer move and grow
+/// (a 256 KiB record) while a chunk's earlier frames must stay put.
+#[test]
+fn chunks_hold_the_frames_read_one_by_one() {
+    for file in [big_pcap(), exotic_pcapng(), two_iface_pcapng()] {
+        let (singly, none) = read_singly(&mut CaptureReader::new(&file[..]).unwrap());
+        assert!(none.is_none());
+        for (chunk, n) in [(1, 4093), (7, 4093), (64, 100_000), (64, usize::MAX)] {
+            let mut d = Dribble {
+                data: &file,
+                n,
+                calls: 0,
+            };
+            let mut r = CaptureReader::new(&mut d).unwrap();
+            let (chunked, error) = read_chunks(&mut r, chunk);
+            assert!(error.is_none());
+            assert_eq!(chunked, singly, "chunks of {chunk}, reads of {n}");
+            assert_eq!(r.bytes_read(), file.len() as u64);
+        }
+    }
+}

@@ -142,6 +142,18 @@ pub struct QueuedPacket<'a> {
     pub orig_len: u32,
 }
 
+impl QueuedPacket<'_> {
+    /// No packet, to fill a batch's array before it is received.
+    pub const EMPTY: QueuedPacket<'static> = QueuedPacket {
+        id: 0,
+        hook: 0,
+        indev: 0,
+        outdev: 0,
+        payload: &[],
+        orig_len: 0,
+    };
+}
+
 /// What one datagram from the queue socket was.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Received<'a> {
@@ -186,14 +198,7 @@ fn parse_message(buf: &[u8]) -> Option<Received<'_>> {
     }
     let mut attrs = msg.get(NLMSG_HDRLEN + NFGEN_HDRLEN..)?;
     let mut id = None;
-    let mut p = QueuedPacket {
-        id: 0,
-        hook: 0,
-        indev: 0,
-        outdev: 0,
-        payload: &[],
-        orig_len: 0,
-    };
+    let mut p = QueuedPacket::EMPTY;
     let mut cap_len = None;
     while attrs.len() >= NLA_HDRLEN {
         let alen = usize::from(u16_at(attrs, 0)?);

@@ -121,12 +121,13 @@ impl Queue {
     }
 
     /// Receives up to `max` packets (waiting at most [`RECV_TIMEOUT`] for
-    /// the first), asks `decide` about each (true: accept), and sends every
+    /// the first), asks `decide` about all of them at once (it sets
+    /// `accept[i]` for packet `i`; each starts true), and sends every
     /// verdict in one message batch. Returns the number of packets.
     pub fn process(
         &mut self,
         max: usize,
-        mut decide: impl FnMut(&QueuedPacket<'_>) -> bool,
+        decide: impl FnOnce(&[QueuedPacket<'_>], &mut [bool]),
     ) -> io::Result<usize> {
         let max = max.clamp(1, MAX_BATCH);
         let got = match self
@@ -144,8 +145,8 @@ impl Queue {
             }
             Err(e) => return Err(e),
         };
-        self.out.clear();
-        let mut packets = 0;
+        let mut packets = [QueuedPacket::EMPTY; MAX_BATCH];
+        let mut n = 0;
         for (buf, &len) in self.bufs.iter().zip(&self.lens).take(got) {
             let Some(datagram) = buf.get(..len) else {
                 // Cut: cannot happen with this buffer size and no GSO.
@@ -154,26 +155,34 @@ impl Queue {
             };
             match netlink::parse(datagram) {
                 Received::Packet(p) => {
-                    packets += 1;
-                    let verdict = if decide(&p) {
-                        self.stats.accepted += 1;
-                        NF_ACCEPT
-                    } else {
-                        self.stats.dropped += 1;
-                        NF_DROP
-                    };
-                    netlink::verdict(&mut self.out, self.config.queue, p.id, verdict);
+                    packets[n] = p;
+                    n += 1;
                 }
                 Received::Ack(e) if e != 0 => self.stats.verdict_errors += 1,
                 _ => self.stats.unparsed += 1,
             }
         }
+        let mut accept = [true; MAX_BATCH];
+        if n > 0 {
+            decide(&packets[..n], &mut accept[..n]);
+        }
+        self.out.clear();
+        for (p, &ok) in packets[..n].iter().zip(&accept) {
+            let verdict = if ok {
+                self.stats.accepted += 1;
+                NF_ACCEPT
+            } else {
+                self.stats.dropped += 1;
+                NF_DROP
+            };
+            netlink::verdict(&mut self.out, self.config.queue, p.id, verdict);
+        }
         if !self.out.is_empty() {
             self.sock.send(&self.out)?;
         }
         self.stats.batches += 1;
-        self.stats.packets += packets as u64;
-        Ok(packets)
+        self.stats.packets += n as u64;
+        Ok(n)
     }
 
     /// The kernel's counters for this queue, read from /proc (a few

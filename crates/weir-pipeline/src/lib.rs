@@ -1,8 +1,8 @@
 //! weir's one packet pipeline, for every mode:
 //!
 //! ```text
-//! Source ──batch of frames──► run loop: decode → place → Engine::decide ──► Sink
-//! (file, AF_PACKET ring,      (budget, stop signal, between-batch work)     (pass/drop files,
+//! Source ──chunks of frames──► run loop: decode → place → decide_batch_at ──► Sink
+//! (file, AF_PACKET ring,       (budget, stop signal, between-batch work)    (pass/drop files,
 //!  NFQUEUE; verdicts back)                                                  --annotate, --verdicts)
 //! ```
 //!

@@ -4,7 +4,7 @@
 //! its output device after (output, postrouting); the verdicts the run
 //! loop gives go back to the kernel in one message per batch.
 
-use crate::source::Source;
+use crate::source::{Source, CHUNK};
 use crate::stop::Budget;
 use std::io;
 use weir_engine::Verdict;
@@ -91,7 +91,7 @@ impl QueueSource {
 impl Source for QueueSource {
     fn next_batch<F>(&mut self, budget: &Budget, mut each: F) -> Result<Option<usize>, String>
     where
-        F: FnMut(&Frame<'_>, &[Interface]) -> Verdict,
+        F: FnMut(&[Frame<'_>], &[Interface], &mut [Verdict]),
     {
         let room = budget.claim(MAX_BATCH as u64);
         if room == 0 {
@@ -101,23 +101,33 @@ impl Source for QueueSource {
         let now = now_ns();
         let QueueSource { queue, devices, .. } = self;
         let number = queue.number();
-        let got = queue.process(room as usize, |q| {
-            let (direction, dev) = if q.hook <= 2 {
-                (Direction::In, q.indev)
-            } else {
-                (Direction::Out, q.outdev)
-            };
-            let frame = Frame {
-                ts_ns: now,
-                iface: devices.slot(dev),
-                link_type: LinkType::RAW,
-                orig_len: q.orig_len,
-                data: q.payload,
-                direction,
-                comments: Comments::NONE,
-                offset: 0,
-            };
-            each(&frame, &devices.list) == Verdict::Pass
+        let got = queue.process(room as usize, |packets, accept| {
+            for (packets, accept) in packets.chunks(CHUNK).zip(accept.chunks_mut(CHUNK)) {
+                let mut frames = [Frame::EMPTY; CHUNK];
+                for (frame, q) in frames.iter_mut().zip(packets) {
+                    let (direction, dev) = if q.hook <= 2 {
+                        (Direction::In, q.indev)
+                    } else {
+                        (Direction::Out, q.outdev)
+                    };
+                    *frame = Frame {
+                        ts_ns: now,
+                        iface: devices.slot(dev),
+                        link_type: LinkType::RAW,
+                        orig_len: q.orig_len,
+                        data: q.payload,
+                        direction,
+                        comments: Comments::NONE,
+                        offset: 0,
+                    };
+                }
+                let mut verdicts = [Verdict::Pass; CHUNK];
+                let n = packets.len();
+                each(&frames[..n], &devices.list, &mut verdicts[..n]);
+                for (a, v) in accept.iter_mut().zip(&verdicts) {
+                    *a = *v == Verdict::Pass;
+                }
+            }
         });
         let got = got.map_err(|e| format!("queue {number}: {e}"))?;
         budget.give_back(room - got as u64);

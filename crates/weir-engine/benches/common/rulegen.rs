@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use weir_classbench::gen;
 use weir_classbench::to_weir::import;
-use weir_classbench::Filter;
+use weir_classbench::{Filter, Prefix};
 use weir_gen::Rng;
 use weir_rules::{Action, Addr, FlagSpec, Log, Opt, OptionItem, Proto, Rule, Span};
 use weir_wire::proto::WITH_PORTS;
@@ -34,7 +34,51 @@ pub struct Ruleset {
 
 /// `n` rules of `kind` (plus the default rule), seeded.
 pub fn ruleset(kind: Kind, n: usize, seed: u64, extras: bool) -> Ruleset {
-    let filters = gen::filters(kind, n, seed);
+    from_filters(gen::filters(kind, n, seed), seed, extras)
+}
+
+/// `n` rules with no structure at all (plus the default rule), seeded:
+/// tcp or udp from a random prefix to a random prefix, every length
+/// equally likely, ports mostly random ranges. Their wildcards and
+/// overlapping ranges multiply automaton states, so no build budget holds
+/// them all in automata.
+pub fn random(n: usize, seed: u64, extras: bool) -> Ruleset {
+    let mut rng = Rng::new(seed ^ 0x4a4d_0f11);
+    let prefix = |rng: &mut Rng| {
+        let len = rng.below(33) as u8;
+        let mask = u32::MAX.checked_shl(32 - u32::from(len)).unwrap_or(0);
+        Prefix {
+            addr: rng.next_u32() & mask,
+            len,
+        }
+    };
+    let ports = |rng: &mut Rng| match rng.below(20) {
+        0 => (0, u16::MAX),
+        1 => {
+            let p = rng.u16();
+            (p, p)
+        }
+        _ => {
+            let (a, b) = (rng.u16(), rng.u16());
+            (a.min(b), a.max(b))
+        }
+    };
+    let filters = (0..n)
+        .map(|_| Filter {
+            src: prefix(&mut rng),
+            dst: prefix(&mut rng),
+            sport: ports(&mut rng),
+            dport: ports(&mut rng),
+            proto: [6, 17][rng.index(2)],
+            proto_mask: 0xff,
+            flags: None,
+        })
+        .collect();
+    from_filters(filters, seed, extras)
+}
+
+fn from_filters(filters: Vec<Filter>, seed: u64, extras: bool) -> Ruleset {
+    let n = filters.len();
     let mut rs = import(&filters);
     let mut v6 = vec![false; n];
     let mut table = BTreeSet::new();
@@ -50,6 +94,13 @@ pub fn ruleset(kind: Kind, n: usize, seed: u64, extras: bool) -> Ruleset {
         .collect();
     text.push_str(&weir_rules::print_ruleset(&rs));
     Ruleset { text, filters, v6 }
+}
+
+impl Ruleset {
+    /// Rules, without the default rule.
+    pub fn len(&self) -> usize {
+        self.filters.len()
+    }
 }
 
 fn option(opt: Opt) -> OptionItem {

@@ -12,7 +12,8 @@
 //! per packet, which is why large rulesets use the tries (`trie.rs`).
 
 use super::fields::{family4, in_mapped, Constraints, Set, Step, NO_PORTS};
-use crate::program::{class, Program};
+use super::rfc::Rfc;
+use crate::program::{class, Program, Verdict};
 use weir_wire::Packet;
 
 /// Don't build past this many bitset words in all (64 MiB): beyond it the
@@ -20,13 +21,15 @@ use weir_wire::Packet;
 const MAX_WORDS: usize = 8 << 20;
 
 /// One field: sorted interval starts, and per interval the rules' bitset.
-struct Field<T> {
-    starts: Vec<T>,
-    bits: Vec<u64>,
+pub(super) struct Field<T> {
+    pub starts: Vec<T>,
+    pub bits: Vec<u64>,
 }
 
 pub struct BitClassifier {
     words: usize,
+    /// IPv4 packets' classes in recursive tables, when they fit.
+    rfc: Option<Rfc>,
     /// Addresses, per family: IPv4 packets search the u32 fields (the
     /// mapped block, rebased), IPv6 packets the u128 ones.
     src4: Field4,
@@ -53,17 +56,15 @@ impl BitClassifier {
     pub fn build(prog: &Program) -> Option<BitClassifier> {
         let n = prog.rules.len();
         let words = n.div_ceil(64);
-        let mut src: Vec<Option<Set<u128>>> = Vec::with_capacity(n);
-        let mut dst = Vec::with_capacity(n);
-        let mut sport: Vec<Option<Set<u32>>> = Vec::with_capacity(n);
-        let mut dport = Vec::with_capacity(n);
-        for rule in &prog.rules {
-            let c = Constraints::of(prog, prog.rule_insns(rule));
-            src.push(c.src);
-            dst.push(c.dst);
-            sport.push(c.sport);
-            dport.push(c.dport);
-        }
+        let constraints: Vec<Constraints> = prog
+            .rules
+            .iter()
+            .map(|rule| Constraints::of(prog, prog.rule_insns(rule)))
+            .collect();
+        let src: Vec<Option<Set<u128>>> = constraints.iter().map(|c| c.src.clone()).collect();
+        let dst: Vec<Option<Set<u128>>> = constraints.iter().map(|c| c.dst.clone()).collect();
+        let sport: Vec<Option<Set<u32>>> = constraints.iter().map(|c| c.sport.clone()).collect();
+        let dport: Vec<Option<Set<u32>>> = constraints.iter().map(|c| c.dport.clone()).collect();
         let mut class_table = vec![0u64; (1 << CLASS_BITS) * words];
         for (r, rule) in prog.rules.iter().enumerate() {
             for c in 0..1u32 << CLASS_BITS {
@@ -92,10 +93,12 @@ impl BitClassifier {
         if estimate > MAX_WORDS {
             return None;
         }
+        let (src4, dst4) = (v4(&src), v4(&dst));
         Some(BitClassifier {
             words,
-            src4: Field4::build(&v4(&src), words),
-            dst4: Field4::build(&v4(&dst), words),
+            rfc: Rfc::build(prog, &constraints, &src4, &dst4),
+            src4: Field4::build(&src4, words),
+            dst4: Field4::build(&dst4, words),
             src6: Field::build(&src, words, u128::MAX),
             dst6: Field::build(&dst, words, u128::MAX),
             sport: PortField::build(&sport, words),
@@ -109,6 +112,41 @@ impl BitClassifier {
     /// Bitset words per packet.
     pub fn words(&self) -> usize {
         self.words
+    }
+
+    /// Fills `out` (len `words()`) with the candidates of packet `p` of
+    /// class `class`, as `candidates` does; returns the first and its
+    /// verdict when that candidate decides alone (IPv4 packets without a
+    /// state, in the recursive tables; else None).
+    #[inline(always)]
+    pub fn lookup(&self, p: &Packet, class: u32, out: &mut [u64]) -> Option<(usize, Verdict)> {
+        match &self.rfc {
+            Some(rfc) if p.ip_version == 4 => {
+                let known_flow = class & class::STATE != 0;
+                let (first, decided) = rfc.lookup(p, class, !known_flow, out);
+                if !known_flow {
+                    return decided.map(|v| (first, v));
+                }
+                self.add_probes(out);
+                None
+            }
+            _ => {
+                self.candidates(p, class, out);
+                None
+            }
+        }
+    }
+
+    /// The recursive tables IPv4 packets use, if any.
+    #[cfg(test)]
+    pub fn rfc(&self) -> Option<&Rfc> {
+        self.rfc.as_ref()
+    }
+
+    /// Makes every state probe a candidate (a packet of a known flow).
+    #[inline]
+    pub fn add_probes(&self, out: &mut [u64]) {
+        out.iter_mut().zip(&self.probes).for_each(|(o, p)| *o |= p);
     }
 
     /// Fills `out` (len `words()`) with the candidate rules of packet `p`
@@ -148,14 +186,15 @@ impl BitClassifier {
             *o = a & b & c & d & e & f;
         }
         if class & class::STATE != 0 {
-            out.iter_mut().zip(&self.probes).for_each(|(o, p)| *o |= p);
+            self.add_probes(out);
         }
     }
 
     /// Memory held, in bytes.
     pub fn memory(&self) -> usize {
         let f6 = |f: &Field<u128>| f.starts.len() * 16 + f.bits.len() * 8;
-        self.src4.memory()
+        self.rfc.as_ref().map_or(0, Rfc::memory)
+            + self.src4.memory()
             + self.dst4.memory()
             + f6(&self.src6)
             + f6(&self.dst6)
@@ -187,7 +226,7 @@ fn v4(sets: &[Option<Set<u128>>]) -> Vec<Option<Set<u32>>> {
 impl<T: Step> Field<T> {
     /// `sets[r]` is rule r's admitted intervals (None: no constraint);
     /// `max` is the field's largest value.
-    fn build(sets: &[Option<Set<T>>], words: usize, max: T) -> Field<T> {
+    pub fn build(sets: &[Option<Set<T>>], words: usize, max: T) -> Field<T> {
         let mut starts = vec![T::ZERO];
         for (lo, hi) in sets.iter().flatten().flatten() {
             starts.push(*lo);
@@ -218,7 +257,7 @@ impl<T: Step> Field<T> {
     /// by a branch-free binary search (the comparisons are unpredictable,
     /// so a conditional move beats a branch).
     #[inline(always)]
-    fn lookup(&self, v: T, words: usize) -> &[u64] {
+    pub fn lookup(&self, v: T, words: usize) -> &[u64] {
         let base = last_at_most(&self.starts, 0, self.starts.len(), v);
         // starts[0] is ZERO, so `base` is the interval of `v`.
         &self.bits[base * words..][..words]

@@ -3,7 +3,7 @@
 //! rules are grouped (one automaton per group).
 
 use super::fields::{family4, Constraints, Set, MAPPED_HI, MAPPED_LO, NO_PORTS};
-use crate::program::{class, Act, Program};
+use crate::program::{class, Act, Program, StateOp};
 use weir_wire::Packet;
 
 pub const FIELDS: usize = 5;
@@ -39,21 +39,40 @@ pub fn needs_state(prog: &Program, r: usize) -> bool {
 }
 
 /// Per rule: some earlier `skipto` or `call` lands after it, so a walk can
-/// get past it without trying it.
+/// get past it without trying it. A state fires at a probe rule and runs
+/// the action of the rule that made it, so that rule's jump, or the walk
+/// going on after it, also starts from the first probe rule.
 pub fn jumped_over(prog: &Program) -> Vec<bool> {
-    let mut furthest = 0usize;
-    prog.rules
+    let n = prog.rules.len();
+    let first_probe = prog.rules.iter().position(|r| r.probe).unwrap_or(n);
+    // +1 where a jumped-over run starts, -1 after it ends.
+    let mut edges = vec![0i64; n + 1];
+    for (i, r) in prog.rules.iter().enumerate() {
+        let makes_state = r.state_op != StateOp::None;
+        let (from, target) = match r.act {
+            Act::Skipto | Act::Call => (i, (r.jump as usize).min(n)),
+            // A table value may send the walk anywhere further on.
+            Act::SkiptoTablearg => (i, n),
+            // A fired state's walk ends here, or goes on after this rule.
+            _ if !makes_state || r.act.verdict().is_some() => continue,
+            _ => (i, i + 1),
+        };
+        let from = if makes_state {
+            from.min(first_probe)
+        } else {
+            from
+        };
+        if target > from + 1 {
+            edges[from + 1] += 1;
+            edges[target] -= 1;
+        }
+    }
+    let mut depth = 0;
+    edges[..n]
         .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let over = furthest > i;
-            match r.act {
-                Act::Skipto | Act::Call => furthest = furthest.max(r.jump as usize),
-                // A table value may send the walk anywhere further on.
-                Act::SkiptoTablearg => furthest = usize::MAX,
-                _ => {}
-            }
-            over
+        .map(|e| {
+            depth += e;
+            depth > 0
         })
         .collect()
 }

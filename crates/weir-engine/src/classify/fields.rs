@@ -106,6 +106,15 @@ impl Step for u128 {
         self - 1
     }
 }
+impl Step for u64 {
+    const ZERO: u64 = 0;
+    fn succ(self) -> u64 {
+        self + 1
+    }
+    fn pred(self) -> u64 {
+        self - 1
+    }
+}
 impl Step for u32 {
     const ZERO: u32 = 0;
     fn succ(self) -> u32 {

@@ -8,18 +8,24 @@
 //! a candidate more often.
 //!
 //! Two schemes, chosen by ruleset size (BENCHMARKS.md, "Classifying large
-//! rulesets"): per-field bitsets (`bits.rs`) for small rulesets, where one
-//! AND of a few words is hard to beat, and byte tries (`trie.rs`, over
-//! the rules as `family.rs` indexes them) past [`BITS_UP_TO_RULES`]
-//! rules, whose cost per packet hardly grows with the ruleset.
+//! rulesets"): per-field bitsets (`bits.rs`) for small rulesets, where an
+//! AND of a few words is hard to beat, with recursive flow classification
+//! tables (`rfc.rs`) in front for IPv4; and past [`BITS_UP_TO_RULES`]
+//! rules, byte tries (`trie.rs`, automata built by `automaton.rs` over the
+//! rules as `family.rs` indexes them), whose cost per packet hardly grows
+//! with the ruleset, with bit blocks (`bitgroup.rs`) for what the automata
+//! cannot hold within the build's [`Budget`].
 
+mod automaton;
+mod bitgroup;
 mod bits;
 mod family;
 mod fields;
+mod rfc;
 mod trie;
 
 pub use bits::{next_candidate, BitClassifier};
-pub use trie::{Leaves, TrieClassifier, BATCH};
+pub use trie::{Budget, Parts, Scratch, TrieClassifier, BATCH};
 
 use crate::program::Program;
 
@@ -33,13 +39,15 @@ pub enum Classifier {
 }
 
 impl Classifier {
-    /// The classifier for this ruleset, or None when it would be too large
-    /// or slow to build (then the walk is linear).
-    pub fn build(prog: &Program) -> Option<Classifier> {
-        if prog.rules.len() <= BITS_UP_TO_RULES {
-            BitClassifier::build(prog).map(|b| Classifier::Bits(Box::new(b)))
-        } else {
-            TrieClassifier::build(prog).map(Classifier::Trie)
+    /// The classifier for this ruleset: the bitsets when it is small
+    /// enough for them, else the tries, within `budget`.
+    pub fn build(prog: &Program, budget: Budget) -> Classifier {
+        let bits = (prog.rules.len() <= BITS_UP_TO_RULES)
+            .then(|| BitClassifier::build(prog))
+            .flatten();
+        match bits {
+            Some(b) => Classifier::Bits(Box::new(b)),
+            None => Classifier::Trie(TrieClassifier::build_with(prog, budget)),
         }
     }
 

@@ -1,110 +1,138 @@
-//! The byte-trie classifier, for large rulesets.
+//! The trie classifier, for large rulesets.
 //!
-//! In the manner of DPDK's rte_acl: the header key (protocol, addresses,
-//! ports) is read a byte at a time, and each byte moves the packet through
-//! a deterministic automaton whose state is "the rules this packet can
-//! still match, and what each still requires of the field being read".
-//! States are built by subset construction from the root and shared when
-//! equal (memoised), so the automaton is a DAG. A state's list is cut
-//! after its first rule that surely ends the walk (a terminal action, every
-//! instruction indexed, nothing left to require, no jump over it): the
-//! priority pruning that keeps states few and leaves short.
+//! In the manner of DPDK's rte_acl: per address family, the rules go into
+//! automata that read the header key (protocol, addresses, ports) a few
+//! bits at a time (`automaton.rs`). Wildcards in different fields
+//! multiply states (the classic DFA blow-up), so the rules are grouped by
+//! which addresses are specific (`family::address_groups`), each group
+//! its own automaton reading its most specific fields first, and a group
+//! past its build limits is split into its specific and its wild half
+//! (`family::split`), as rte_acl splits its tries.
 //!
-//! A state with at most `LEAF_ITEMS` rule intervals left, or nothing left
-//! to read, is a leaf: its rules, in order, are the packet's candidates
-//! (the evaluator checks them). Levels where every rule admits every
-//! byte are skipped (a node names its level). A node lists up to
-//! `LINEAR_SEGMENTS` segment starts, counted against the byte, or holds a
-//! bitmap of them, ranked in constant time: no search, no branch on the
-//! byte's value.
+//! What no automaton may hold (past the automata a packet can afford, or
+//! the build's [`Budget`]) is not walked rule by rule: it goes, in blocks
+//! of rules, into per-field bitsets (`bitgroup.rs`), whose size is known
+//! before they are built; only rules past the memory budget are left for
+//! every packet to try. So a ruleset the automata cannot hold whole still
+//! walks only the candidates of what could be indexed.
 //!
-//! Wildcards in different fields multiply states (the classic DFA
-//! blow-up). So the rules are grouped by which addresses are specific
-//! (`family::address_groups`), each group its own automaton reading its
-//! most specific fields first, and a group past the build limits is
-//! split into its specific and its wild half (`family::split`), as
-//! rte_acl splits its tries. A packet walks every automaton, all in step
-//! (several packets at once with `walk_batch`), and merges the leaves in
-//! rule order, cut at the earliest rule that surely ends the walk.
+//! A packet walks every automaton of its family, all in step (several
+//! packets at once with `walk_batch`), looks up the bit blocks, and the
+//! evaluator merges the lists in rule order (`TrieWalk`), cut at the
+//! earliest rule that surely ends the walk.
 
-use super::family::{
-    address_groups, jumped_over, key, needs_state, split, FamilyRules, FIELDS, PROTO,
-};
+use super::automaton::{self, Limits, Store, EMPTY, INDEX, LEAF, SINGLE};
+use super::bitgroup::{BitGroup, BIT_GROUP_RULES};
+use super::family::{address_groups, jumped_over, key, needs_state, split, FamilyRules, FIELDS};
 use super::fields::{in_mapped, Constraints};
 use crate::eval::Walk;
 use crate::program::{class, Program};
 use std::cell::Cell;
-use std::collections::HashMap;
 use weir_wire::Packet;
-
-/// A node reference: an offset into `nodes`, or a leaf (this bit). A leaf
-/// holds its rule list inline: one rule index (`SINGLE`), or an offset
-/// into `pool` where the list's length and then its rules are. `STOP`:
-/// the list's last rule ends every walk that reaches this leaf.
-const LEAF: u32 = 1 << 31;
-const STOP: u32 = 1 << 30;
-const SINGLE: u32 = 1 << 29;
-const INDEX: u32 = SINGLE - 1;
-/// `pool[0]` is 0: the empty list.
-const EMPTY: u32 = LEAF;
-const NO_STOP: u32 = u32::MAX;
-/// A node's header word: the level it reads (field in bits 0–2, shift in
-/// 3–9, width in 10–14) and its segment count (from bit 15). Up to this
-/// many segments, the node lists the segment starts and a packet counts
-/// those at or below its value; beyond, a bitmap of the starts and its
-/// running counts give the rank in constant time.
-const LINEAR_SEGMENTS: usize = 16;
-/// Build limits per automaton: node words, and item visits while building.
-/// Past either, the group is split (or, at the smallest, the engine walks
-/// linearly).
-const MAX_WORDS: usize = 8 << 20;
-const MAX_WORK: u64 = 8 << 20;
-/// Limits on the whole classifier, whatever the rules: node and list words
-/// held (64 MiB), and item visits over every attempt (seconds, not minutes:
-/// the 100k-rule sets of BENCHMARKS.md take 27–45 M).
-const MAX_TOTAL_WORDS: usize = 16 << 20;
-const MAX_TOTAL_WORK: u64 = 128 << 20;
-/// Most automata per family (each costs a walk per packet).
-const MAX_GROUPS: usize = 12;
-/// A state with at most this many rule intervals left is a leaf: the
-/// evaluator checks the rules it lists (reading on to separate the last
-/// few would cost more nodes than it saves).
-const LEAF_ITEMS: usize = 2;
-/// Most interval combinations a rule is expanded into; beyond, its
-/// widest-listed field is replaced by its hull (a superset: the rule is
-/// then only a candidate, never cuts a list).
-const MAX_EXPANSIONS: usize = 16;
 
 /// Packets walked together by [`TrieClassifier::walk_batch`].
 pub const BATCH: usize = 16;
+/// Most automata per family (each costs a walk per packet).
+const MAX_AUTOMATA: usize = 12;
+/// Build limits of one automaton: item visits and words per rule of its
+/// group, at least the floor and at most the cap. Past them the group is
+/// split (or put in bit blocks): a group that blows up is given up on in
+/// time proportional to its size.
+const WORK_PER_RULE: u64 = 1024;
+const FLOOR_WORK: u64 = 256 << 10;
+const MAX_WORK: u64 = 8 << 20;
+const WORDS_PER_RULE: usize = 512;
+const FLOOR_WORDS: usize = 64 << 10;
+const MAX_WORDS: usize = 8 << 20;
+/// A failed group of at most this many rules goes into bit blocks, not
+/// into two more automata.
+const SPLIT_FROM_RULES: usize = 256;
+const NO_STOP: u32 = u32::MAX;
+/// A merged list in the scratch candidates, not in the store's pool.
+const CAND: u32 = 1 << 31;
+/// `Scratch::family`: the packet walks every rule.
+const LINEAR: u8 = u8::MAX;
 
-/// Where one packet's walks ended: a leaf per automaton.
-#[derive(Clone, Copy)]
-pub struct Leaves {
-    /// Automata walked; `LINEAR.n` when the packet walks every rule.
-    n: u8,
-    at: [u32; MAX_GROUPS],
-    /// A `SINGLE` leaf's rule (a list of one for `TrieWalk`).
-    single: [u32; MAX_GROUPS],
+/// What building the classifier may spend, whatever the rules: bounded
+/// time and memory. Rules that do not fit are still indexed more coarsely,
+/// or, past the memory, tried by every packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// Bytes the classifier may hold: automata, their lists, bit blocks.
+    pub bytes: usize,
+    /// Rule intervals visited over every automaton built or tried (the
+    /// build's time: about 60–100 ns each).
+    pub work: u64,
 }
 
-impl Leaves {
-    pub const LINEAR: Leaves = Leaves {
-        n: u8::MAX,
-        at: [EMPTY; MAX_GROUPS],
-        single: [0; MAX_GROUPS],
-    };
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            bytes: 96 << 20,
+            work: 128 << 20,
+        }
+    }
 }
 
-/// One packet's candidates: the leaves' lists (and the state probes),
-/// merged as the evaluator asks, never sorted or copied. Each list keeps
-/// a cursor, so the walk's forward moves cost a step per list.
+/// What the trie classifier's rules went into (counted over both address
+/// families: a rule for either is counted twice).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Parts {
+    /// Automata walked per packet (per family).
+    pub automata: usize,
+    /// Bit blocks of up to 1,024 rules.
+    pub blocks: usize,
+    /// Rules every packet tries (past the memory budget).
+    pub unindexed: usize,
+}
+
+/// One address family's parts.
+#[derive(Default)]
+struct Family {
+    /// Each automaton's root (a node or a leaf).
+    roots: Vec<u32>,
+    /// Rules in per-field bitsets.
+    blocks: Vec<BitGroup>,
+    /// Rules nothing indexes: candidates of every packet (a pool list).
+    rest: u32,
+}
+
+pub struct TrieClassifier {
+    store: Store,
+    /// IPv4, then IPv6.
+    families: [Family; 2],
+    /// Candidates of every packet of a known flow (`class::STATE`): a
+    /// pool list.
+    state: u32,
+}
+
+/// One engine's working space for the walks and merges (sized once, at
+/// build: nothing grows per packet).
+pub struct Scratch {
+    /// Per batch slot: the packet's family (0: IPv4, 1: IPv6, or LINEAR)
+    /// and key.
+    family: [u8; BATCH],
+    keys: [[u64; FIELDS]; BATCH],
+    /// Per batch slot, per automaton: where its walk ended.
+    at: Vec<u32>,
+    automata: usize,
+    /// One packet's lists: (offset, length) into the pool, or into `cand`
+    /// with the `CAND` bit.
+    lists: Vec<(u32, u32)>,
+    cursors: Vec<u32>,
+    /// One packet's candidates from single-rule leaves and bit blocks.
+    cand: Vec<u32>,
+}
+
+/// One packet's candidates: the automata's leaf lists, the bit blocks'
+/// and the unindexed rules (and the state probes), merged as the
+/// evaluator asks, never sorted or copied. Each list keeps a cursor, so
+/// the walk's forward moves cost a step per list.
 pub struct TrieWalk<'a> {
-    lists: [&'a [u32]; MAX_GROUPS + 1],
-    n: usize,
-    /// Per list, the index of its first rule not yet passed (a list may
-    /// hold every rule of the ruleset).
-    cursors: Cell<[u32; MAX_GROUPS + 1]>,
+    pool: &'a [u32],
+    cand: &'a [u32],
+    lists: &'a [(u32, u32)],
+    cursors: &'a [Cell<u32>],
     /// No candidate after this rule: it ends every walk that gets there.
     stop: u32,
     /// The default rule's index, the answer once the lists are spent.
@@ -112,13 +140,22 @@ pub struct TrieWalk<'a> {
 }
 
 impl TrieWalk<'_> {
+    #[inline(always)]
+    fn list(&self, (at, len): (u32, u32)) -> &[u32] {
+        if at & CAND != 0 {
+            &self.cand[(at & !CAND) as usize..][..len as usize]
+        } else {
+            &self.pool[at as usize..][..len as usize]
+        }
+    }
+
     /// The first candidate at or after rule `i`, if any.
     #[inline(always)]
     fn first_at(&self, i: usize) -> Option<u32> {
-        let mut cursors = self.cursors.get();
-        let mut best = u32::MAX;
-        for (list, c) in self.lists[..self.n].iter().zip(&mut cursors) {
-            let mut k = *c as usize;
+        let mut best = NO_STOP;
+        for (&l, c) in self.lists.iter().zip(self.cursors) {
+            let list = self.list(l);
+            let mut k = c.get() as usize;
             if k > 0 && list[k - 1] as usize >= i {
                 // Back (a `return` after a `call`).
                 k = list.partition_point(|&r| (r as usize) < i);
@@ -126,12 +163,11 @@ impl TrieWalk<'_> {
             while list.get(k).is_some_and(|&r| (r as usize) < i) {
                 k += 1;
             }
-            *c = k as u32;
+            c.set(k as u32);
             if let Some(&r) = list.get(k) {
                 best = best.min(r);
             }
         }
-        self.cursors.set(cursors);
         (best != NO_STOP && best <= self.stop).then_some(best)
     }
 }
@@ -143,189 +179,128 @@ impl Walk for TrieWalk<'_> {
     }
 }
 
-/// One level: which key field, and which bits of it (`(key >> shift) & mask`).
-#[derive(Clone, Copy, Debug)]
-struct Level {
-    field: u8,
-    shift: u8,
-    /// Bits read at this level.
-    bits: u8,
-}
-
-pub struct TrieClassifier {
-    nodes: Vec<u32>,
-    pool: Vec<u32>,
-    /// Per family, each automaton's root (a node or a leaf).
-    roots4: Vec<u32>,
-    roots6: Vec<u32>,
-    /// Candidates of every packet of a known flow (`class::STATE`).
-    state: Vec<u32>,
-    /// Item visits spent building, every attempt (for `MAX_TOTAL_WORK`).
+/// Work and bytes spent so far.
+struct Spent {
     work: u64,
+    blocks: usize,
 }
 
 impl TrieClassifier {
-    pub fn build(prog: &Program) -> Option<TrieClassifier> {
+    #[cfg(test)]
+    pub fn build(prog: &Program) -> TrieClassifier {
+        TrieClassifier::build_with(prog, Budget::default())
+    }
+
+    pub fn build_with(prog: &Program, budget: Budget) -> TrieClassifier {
         let constraints: Vec<Constraints> = prog
             .rules
             .iter()
             .map(|r| Constraints::of(prog, prog.rule_insns(r)))
             .collect();
         let jumped = jumped_over(prog);
+        let mut store = Store::default();
+        let state: Vec<u32> = (0..prog.rules.len())
+            .filter(|&r| needs_state(prog, r) || prog.rules[r].probe)
+            .map(|r| r as u32)
+            .collect();
+        let state = store.push_list(&state);
         let mut d = TrieClassifier {
-            nodes: Vec::new(),
-            pool: vec![0],
-            roots4: Vec::new(),
-            roots6: Vec::new(),
-            state: (0..prog.rules.len())
-                .filter(|&r| needs_state(prog, r) || prog.rules[r].probe)
-                .map(|r| r as u32)
-                .collect(),
-            work: 0,
+            store,
+            families: Default::default(),
+            state,
         };
+        let mut spent = Spent { work: 0, blocks: 0 };
         for v6 in [false, true] {
             let rules = FamilyRules::new(prog, &constraints, &jumped, v6);
-            *if v6 { &mut d.roots6 } else { &mut d.roots4 } = d.build_family(&rules)?;
+            d.families[usize::from(v6)] = d.build_family(&rules, budget, &mut spent);
         }
-        Some(d)
+        d
     }
 
     /// One automaton per address group (`address_groups`); a group past
-    /// the build limits is split in two by wildness (`split`) and tried
-    /// again, up to `MAX_GROUPS` automata. Returns their roots; None when
-    /// the rules do not fit.
-    fn build_family(&mut self, rules: &FamilyRules) -> Option<Vec<u32>> {
+    /// its limits is split in two by wildness (`split`) and tried again,
+    /// up to `MAX_AUTOMATA` automata. What still does not fit goes into
+    /// bit blocks, in rule order, and past the budget's memory, into the
+    /// rules every packet tries.
+    fn build_family(&mut self, rules: &FamilyRules, budget: Budget, spent: &mut Spent) -> Family {
+        let mut f = Family::default();
+        let mut rest = Vec::new();
         let mut todo = address_groups(rules);
-        let mut built = Vec::new();
         while let Some(group) = todo.pop() {
-            let mark = self.mark();
-            match Builder::new(rules, &group, self).and_then(|b| b.run()) {
-                Some(root) => built.push(root),
-                None if built.len() + todo.len() + 2 <= MAX_GROUPS && group.len() > 1 => {
-                    self.reset(mark);
-                    todo.extend(split(rules, group));
+            if f.roots.len() < MAX_AUTOMATA && spent.work < budget.work {
+                let g = group.len();
+                let limits = Limits {
+                    work: (WORK_PER_RULE * g as u64)
+                        .clamp(FLOOR_WORK, MAX_WORK)
+                        .min(budget.work - spent.work),
+                    words: (WORDS_PER_RULE * g).clamp(FLOOR_WORDS, MAX_WORDS),
+                    store_words: budget.bytes.saturating_sub(spent.blocks) / 4,
+                };
+                let mark = self.store.mark();
+                let (root, work) = automaton::build(rules, &group, &mut self.store, limits);
+                spent.work += work;
+                if let Some(root) = root {
+                    f.roots.push(root);
+                    continue;
                 }
-                None => return None,
+                self.store.reset(mark);
+                if f.roots.len() + todo.len() + 2 <= MAX_AUTOMATA && g > SPLIT_FROM_RULES {
+                    todo.extend(split(rules, group));
+                    continue;
+                }
+            }
+            for block in group.chunks(BIT_GROUP_RULES) {
+                let bytes = BitGroup::bytes(rules, block);
+                if self.store.words() * 4 + spent.blocks + bytes <= budget.bytes {
+                    spent.blocks += bytes;
+                    f.blocks.push(BitGroup::build(rules, block));
+                } else {
+                    rest.extend(block.iter().map(|&r| rules.index[r as usize]));
+                }
             }
         }
-        Some(built)
+        rest.sort_unstable();
+        f.rest = self.store.push_list(&rest);
+        f
     }
 
-    fn mark(&self) -> (usize, usize) {
-        (self.nodes.len(), self.pool.len())
-    }
-
-    fn reset(&mut self, (n, p): (usize, usize)) {
-        self.nodes.truncate(n);
-        self.pool.truncate(p);
+    /// Working space for an engine's walks.
+    pub fn scratch(&self) -> Scratch {
+        let automata = self
+            .families
+            .iter()
+            .map(|f| f.roots.len())
+            .max()
+            .unwrap_or(0);
+        let blocks = |f: &Family| f.blocks.iter().map(BitGroup::len).sum::<usize>();
+        let cand = self.families.iter().map(blocks).max().unwrap_or(0) + automata;
+        let lists = self
+            .families
+            .iter()
+            .map(|f| f.blocks.len())
+            .max()
+            .unwrap_or(0)
+            + automata
+            + 3;
+        Scratch {
+            family: [LINEAR; BATCH],
+            keys: [[0; FIELDS]; BATCH],
+            at: vec![EMPTY; BATCH * automata],
+            automata,
+            lists: Vec::with_capacity(lists),
+            cursors: Vec::with_capacity(lists),
+            cand: Vec::with_capacity(cand),
+        }
     }
 
     /// Fills `out` with packet `p`'s candidate rules in rule order; false
     /// when the packet must walk every rule (an IPv6 address inside the
-    /// IPv4-mapped block). For statistics and tests: the packet path
-    /// merges the lists in place (`merge`).
-    #[inline]
+    /// IPv4-mapped block). For statistics and tests (allocates): the
+    /// packet path merges the lists in place.
     pub fn candidates(&self, p: &Packet, class: u32, out: &mut Vec<u32>) -> bool {
-        self.collect(&self.leaves(p), class, out)
-    }
-
-    /// Where packet `p`'s walks end.
-    #[inline]
-    pub fn leaves(&self, p: &Packet) -> Leaves {
-        let mut leaves = [Leaves::LINEAR];
-        self.walk_batch(std::slice::from_ref(p), &mut leaves);
-        leaves[0]
-    }
-
-    /// Walks every automaton for each packet of `ps` (at most [`BATCH`]),
-    /// all in step, a level each per round: the walks' loads are
-    /// independent, so their cache misses overlap (what rte_acl gets
-    /// from SIMD lanes). `out[i]` gets packet i's leaves.
-    #[inline]
-    pub fn walk_batch(&self, ps: &[Packet], out: &mut [Leaves]) {
-        debug_assert!(ps.len() <= BATCH && out.len() >= ps.len());
-        let mut keys = [[0u64; FIELDS]; BATCH];
-        let mut roots: [&[u32]; BATCH] = [&[]; BATCH];
-        for (i, p) in ps.iter().enumerate() {
-            (roots[i], keys[i]) = if p.ip_version == 4 {
-                (
-                    &self.roots4[..],
-                    key(p, p.src as u32 as u64, p.dst as u32 as u64),
-                )
-            } else if p.ip_version == 6 && !in_mapped(p.src) && !in_mapped(p.dst) {
-                (
-                    &self.roots6[..],
-                    key(p, (p.src >> 64) as u64, (p.dst >> 64) as u64),
-                )
-            } else {
-                out[i] = Leaves::LINEAR;
-                continue;
-            };
-            out[i].n = roots[i].len() as u8;
-            out[i].at[..roots[i].len()].copy_from_slice(roots[i]);
-        }
-        loop {
-            let mut inner = false;
-            for i in 0..ps.len() {
-                for a in &mut out[i].at[..roots[i].len()] {
-                    if *a & LEAF == 0 {
-                        *a = self.step(*a, &keys[i]);
-                        inner |= *a & LEAF == 0;
-                    }
-                }
-            }
-            if !inner {
-                break;
-            }
-        }
-        for l in &mut out[..ps.len()] {
-            for k in 0..usize::from(l.n).min(MAX_GROUPS) {
-                l.single[k] = l.at[k] & INDEX;
-            }
-        }
-    }
-
-    /// The walk over the candidates of a packet of class `class` whose
-    /// automata ended at `leaves` (None: it must walk every rule).
-    #[inline]
-    pub fn merge<'a>(
-        &'a self,
-        leaves: &'a Leaves,
-        class: u32,
-        default_rule: usize,
-    ) -> Option<TrieWalk<'a>> {
-        if leaves.n == Leaves::LINEAR.n {
-            return None;
-        }
-        let at = &leaves.at[..leaves.n as usize];
-        let mut w = TrieWalk {
-            lists: [&[]; MAX_GROUPS + 1],
-            n: at.len(),
-            cursors: Cell::new([0; MAX_GROUPS + 1]),
-            stop: NO_STOP,
-            last: default_rule,
-        };
-        for (k, l) in at.iter().enumerate() {
-            w.lists[k] = if l & SINGLE != 0 {
-                std::slice::from_ref(&leaves.single[k])
-            } else {
-                self.list(*l)
-            };
-        }
-        if class & class::STATE != 0 {
-            // A state's action may be anything: then no list is cut.
-            w.lists[w.n] = &self.state;
-            w.n += 1;
-        } else {
-            w.stop = at.iter().map(|&l| self.stop(l)).min().unwrap_or(NO_STOP);
-        }
-        Some(w)
-    }
-
-    /// The candidates of a packet of class `class` that reached `leaves`,
-    /// into `out` in rule order; false when it must walk every rule.
-    pub fn collect(&self, leaves: &Leaves, class: u32, out: &mut Vec<u32>) -> bool {
-        let Some(w) = self.merge(leaves, class, usize::MAX) else {
+        let mut s = self.scratch();
+        self.walk_batch(std::slice::from_ref(p), &mut s);
+        let Some(w) = self.merge(0, &mut s, class, usize::MAX) else {
             return false;
         };
         out.clear();
@@ -337,398 +312,139 @@ impl TrieClassifier {
         true
     }
 
-    /// A list leaf's rules.
-    #[inline(always)]
-    fn list(&self, leaf: u32) -> &[u32] {
-        let at = (leaf & INDEX) as usize;
-        &self.pool[at + 1..][..self.pool[at] as usize]
-    }
-
-    /// The rule at which every walk through this leaf ends, if any.
-    #[inline(always)]
-    fn stop(&self, leaf: u32) -> u32 {
-        match (leaf & STOP != 0, leaf & SINGLE != 0) {
-            (false, _) => NO_STOP,
-            (true, true) => leaf & INDEX,
-            (true, false) => self.list(leaf).last().copied().unwrap_or(NO_STOP),
+    /// Walks every automaton for each packet of `ps` (at most [`BATCH`]),
+    /// all in step, a level each per round: the walks' loads are
+    /// independent, so their cache misses overlap (what rte_acl gets
+    /// from SIMD lanes). Packet i's walks end in `s`'s slot i.
+    #[inline]
+    pub fn walk_batch(&self, ps: &[Packet], s: &mut Scratch) {
+        debug_assert!(ps.len() <= BATCH);
+        let m = s.automata;
+        let mut roots: [&[u32]; BATCH] = [&[]; BATCH];
+        for (i, p) in ps.iter().enumerate() {
+            let (family, k) = if p.ip_version == 4 {
+                (0, key(p, p.src as u32 as u64, p.dst as u32 as u64))
+            } else if p.ip_version == 6 && !in_mapped(p.src) && !in_mapped(p.dst) {
+                (1, key(p, (p.src >> 64) as u64, (p.dst >> 64) as u64))
+            } else {
+                s.family[i] = LINEAR;
+                continue;
+            };
+            (s.family[i], s.keys[i]) = (family, k);
+            roots[i] = &self.families[usize::from(family)].roots;
+            s.at[i * m..][..roots[i].len()].copy_from_slice(roots[i]);
+        }
+        loop {
+            let mut inner = false;
+            for (i, roots) in roots.iter().enumerate().take(ps.len()) {
+                let key = &s.keys[i];
+                for a in &mut s.at[i * m..][..roots.len()] {
+                    if *a & LEAF == 0 {
+                        *a = self.store.step(*a, key);
+                        inner |= *a & LEAF == 0;
+                    }
+                }
+            }
+            if !inner {
+                break;
+            }
         }
     }
 
-    /// One step of automaton `a` from node `at`.
-    #[inline(always)]
-    fn step(&self, at: u32, key: &[u64; FIELDS]) -> u32 {
-        let node = &self.nodes[at as usize..];
-        let head = node[0];
-        let (field, shift, bits) = (head & 7, head >> 3 & 0x7f, head >> 10 & 0x1f);
-        let v = (key[field as usize] >> shift) as u32 & ((1 << bits) - 1);
-        let n = (head >> 15) as usize;
-        if n <= LINEAR_SEGMENTS {
-            // Segment starts padded to a multiple of 4 (with u32::MAX),
-            // counted four at a time, then the n children.
-            let padded = (n - 1).next_multiple_of(4);
-            let starts = &node[1..1 + padded];
-            let idx: usize = starts
-                .chunks_exact(4)
-                .map(|c| c.iter().map(|&s| usize::from(v >= s)).sum::<usize>())
-                .sum();
-            node[1 + padded + idx]
-        } else {
-            // Rank of v's segment start in the bitmap: the set bits up to
-            // v, then the children.
-            let words = (1usize << bits) / 32;
-            let w = v as usize / 32;
-            let before = node[1 + words + w / 2] >> (16 * (w & 1)) & 0xffff;
-            let upto = node[1 + w] & (u32::MAX >> (31 - v % 32));
-            node[words + words / 2 + (before + upto.count_ones()) as usize]
+    /// The walk over the candidates of the packet in `s`'s slot `slot`
+    /// (walked by `walk_batch`), of class `class`; None when it must walk
+    /// every rule.
+    #[inline]
+    pub fn merge<'a>(
+        &'a self,
+        slot: usize,
+        s: &'a mut Scratch,
+        class: u32,
+        default_rule: usize,
+    ) -> Option<TrieWalk<'a>> {
+        let family = s.family[slot];
+        if family == LINEAR {
+            return None;
         }
+        let f = &self.families[usize::from(family)];
+        let Scratch {
+            keys,
+            at,
+            automata,
+            lists,
+            cursors,
+            cand,
+            ..
+        } = s;
+        lists.clear();
+        cand.clear();
+        let state = class & class::STATE != 0;
+        let mut stop = NO_STOP;
+        for &l in &at[slot * *automata..][..f.roots.len()] {
+            if l & SINGLE != 0 {
+                cand.push(l & INDEX);
+            } else if l != EMPTY {
+                let list = l & INDEX;
+                lists.push((list + 1, self.store.pool[list as usize]));
+            }
+            if !state {
+                stop = stop.min(self.store.stop(l).unwrap_or(NO_STOP));
+            }
+        }
+        // The single-rule leaves as one list.
+        if !cand.is_empty() {
+            cand.sort_unstable();
+            lists.push((CAND, cand.len() as u32));
+        }
+        for b in &f.blocks {
+            let start = cand.len();
+            b.candidates(&keys[slot], cand);
+            if cand.len() > start {
+                lists.push((CAND | start as u32, (cand.len() - start) as u32));
+            }
+        }
+        for extra in [Some(f.rest), state.then_some(self.state)]
+            .into_iter()
+            .flatten()
+        {
+            let len = self.store.pool[extra as usize];
+            if len > 0 {
+                lists.push((extra + 1, len));
+            }
+        }
+        cursors.clear();
+        cursors.resize(lists.len(), 0);
+        Some(TrieWalk {
+            pool: &self.store.pool,
+            cand,
+            lists,
+            cursors: Cell::from_mut(&mut cursors[..]).as_slice_of_cells(),
+            stop,
+            last: default_rule,
+        })
     }
 
     pub fn memory(&self) -> usize {
-        (self.nodes.len() + self.pool.len() + self.state.len()) * 4
-            + (self.roots4.len() + self.roots6.len()) * 4
-    }
-}
-
-/// A rule's interval on each field, one combination of its sets.
-struct Expansion {
-    /// Family rule id.
-    rule: u32,
-    iv: [(u64, u64); FIELDS],
-    /// Ends every walk when the packet is inside `iv`.
-    definitive: bool,
-    /// Per level: every later level admits every value.
-    full_after: Vec<bool>,
-}
-
-/// A rule still possible in a state: its expansion, and the interval it
-/// still requires of the field being read, relative to the state's box.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct Item {
-    e: u32,
-    lo: u64,
-    hi: u64,
-}
-
-struct Builder<'a> {
-    rules: &'a FamilyRules,
-    out: &'a mut TrieClassifier,
-    levels: Vec<Level>,
-    /// Per level: bits of its field not yet read before it.
-    rem: Vec<u32>,
-    exps: Vec<Expansion>,
-    memo: HashMap<(u8, Vec<Item>), u32, ahash::RandomState>,
-    words: usize,
-    work: u64,
-}
-
-impl<'a> Builder<'a> {
-    fn new(
-        rules: &'a FamilyRules,
-        group: &[u32],
-        out: &'a mut TrieClassifier,
-    ) -> Option<Builder<'a>> {
-        // The fields most rules of the group are specific in first,
-        // protocol first among equals (it is one byte).
-        let mut specific = [0usize; FIELDS];
-        for &r in group {
-            let small = rules.small_fields(r);
-            (0..FIELDS).for_each(|f| specific[f] += usize::from(small & 1 << f != 0));
-        }
-        let mut order: Vec<usize> = (0..FIELDS).collect();
-        order.sort_by_key(|&f| (std::cmp::Reverse(specific[f]), f != PROTO, f));
-        let mut levels = Vec::new();
-        let mut rem = Vec::new();
-        for &f in &order {
-            let mut left = rules.bits[f];
-            while left > 0 {
-                // The root reads 16 bits of an address (one step fewer for
-                // every packet; a 65,536-bit bitmap at most once per
-                // automaton). Else a byte, the odd bits first: a 17-bit
-                // port is read 9 + 8.
-                let take = if levels.is_empty() && f != PROTO && left >= 32 {
-                    16
-                } else if left.is_multiple_of(8) {
-                    8
-                } else {
-                    left % 8 + 8
-                }
-                .min(left);
-                rem.push(left);
-                left -= take;
-                levels.push(Level {
-                    field: f as u8,
-                    shift: left as u8,
-                    bits: take as u8,
-                });
-            }
-        }
-        let mut exps = Vec::new();
-        for &r in group {
-            expand(rules, r, &levels, &mut exps)?;
-        }
-        Some(Builder {
-            rules,
-            out,
-            levels,
-            rem,
-            exps,
-            memo: HashMap::default(),
-            words: 0,
-            work: 0,
-        })
-    }
-
-    /// The automaton's root.
-    fn run(mut self) -> Option<u32> {
-        let first = self.levels[0].field as usize;
-        let items: Vec<Item> = (0..self.exps.len() as u32)
-            .map(|e| {
-                let (lo, hi) = self.exps[e as usize].iv[first];
-                Item { e, lo, hi }
-            })
-            .collect();
-        let root = self.state(0, items)?;
-        Some(root)
-    }
-
-    /// Whether item `it` at level `l` admits every key from here on.
-    fn done(&self, l: usize, it: &Item) -> bool {
-        if l >= self.levels.len() {
-            return true;
-        }
-        let x = &self.exps[it.e as usize];
-        it.lo == 0 && it.hi == low_mask(self.rem[l]) && x.full_after[l]
-    }
-
-    /// The node (or leaf) for the state `items` before reading level `l`.
-    fn state(&mut self, mut l: usize, mut items: Vec<Item>) -> Option<u32> {
-        let cuts = loop {
-            if let Some(k) = items
+        let blocks = |f: &Family| f.blocks.iter().map(BitGroup::memory).sum::<usize>();
+        self.store.words() * 4
+            + self
+                .families
                 .iter()
-                .position(|it| self.exps[it.e as usize].definitive && self.done(l, it))
-            {
-                items.truncate(k + 1);
-            }
-            if items.is_empty() {
-                return Some(EMPTY);
-            }
-            if items.len() <= LEAF_ITEMS || items.iter().all(|it| self.done(l, it)) {
-                return self.leaf(l, &items);
-            }
-            self.work += items.len() as u64;
-            self.out.work += items.len() as u64;
-            if self.work > MAX_WORK || self.out.work > MAX_TOTAL_WORK {
-                return None;
-            }
-            let cuts = self.segments(l, &items);
-            if cuts.len() > 1 {
-                break cuts;
-            }
-            // Every item admits every value here: skip the level.
-            items = self.children(l, &items, &cuts).swap_remove(0);
-            l += 1;
+                .map(|f| f.roots.len() * 4 + blocks(f))
+                .sum::<usize>()
+    }
+
+    /// What the rules went into, over both families.
+    pub fn parts(&self) -> Parts {
+        let sum = |part: fn(&Family, &Store) -> usize| {
+            self.families.iter().map(|f| part(f, &self.store)).sum()
         };
-        let key = (l as u8, items);
-        if let Some(&n) = self.memo.get(&key) {
-            return Some(n);
-        }
-        let (_, items) = &key;
-        let mut kids = Vec::with_capacity(cuts.len());
-        for child in self.children(l, items, &cuts) {
-            kids.push(if child.is_empty() {
-                EMPTY
-            } else {
-                self.state(l + 1, child)?
-            });
-        }
-        // Neighbouring segments with one child are one segment.
-        let (mut starts, mut refs) = (Vec::new(), Vec::new());
-        for (&c, &k) in cuts.iter().zip(&kids) {
-            if refs.last() != Some(&k) {
-                starts.push(c);
-                refs.push(k);
-            }
-        }
-        let n = refs.len();
-        if n == 1 {
-            self.memo.insert(key, refs[0]);
-            return Some(refs[0]);
-        }
-        let at = self.out.nodes.len();
-        let level = self.levels[l];
-        self.out.nodes.push(
-            u32::from(level.field)
-                | u32::from(level.shift) << 3
-                | u32::from(level.bits) << 10
-                | (n as u32) << 15,
-        );
-        if n <= LINEAR_SEGMENTS {
-            self.out.nodes.extend_from_slice(&starts[1..]);
-            let padded = (n - 1).next_multiple_of(4);
-            self.out.nodes.resize(at + 1 + padded, u32::MAX);
-        } else {
-            // A bit per value where a segment starts, and per word of
-            // bits, how many are set before it.
-            let words = (1usize << self.levels[l].bits) / 32;
-            let mut bits = vec![0u32; words];
-            for &c in &starts {
-                bits[c as usize / 32] |= 1 << (c % 32);
-            }
-            let mut before = Vec::with_capacity(words);
-            let mut total = 0;
-            for w in &bits {
-                before.push(total);
-                total += w.count_ones();
-            }
-            self.out.nodes.extend_from_slice(&bits);
-            let packed = before
-                .chunks(2)
-                .map(|c| c[0] | c.get(1).map_or(0, |&s| s << 16));
-            self.out.nodes.extend(packed);
-        }
-        self.out.nodes.extend_from_slice(&refs);
-        self.words += self.out.nodes.len() - at;
-        if self.words > MAX_WORDS || self.out.nodes.len() + self.out.pool.len() > MAX_TOTAL_WORDS {
-            return None;
-        }
-        self.memo.insert(key, at as u32);
-        Some(at as u32)
-    }
-
-    /// The values at level `l` where some item's requirement changes:
-    /// segment starts, sorted, from 0.
-    fn segments(&self, l: usize, items: &[Item]) -> Vec<u32> {
-        let below = self.rem[l] - u32::from(self.levels[l].bits);
-        let width = 1u64 << self.levels[l].bits;
-        let mut cuts = vec![0u32];
-        for it in items {
-            let (first, last) = (it.lo >> below, it.hi >> below);
-            cuts.push(first as u32);
-            if it.lo & low_mask(below) != 0 {
-                cuts.push(first as u32 + 1);
-            }
-            if it.hi & low_mask(below) != low_mask(below) {
-                cuts.push(last as u32);
-            }
-            cuts.push(last as u32 + 1);
-        }
-        cuts.retain(|&c| u64::from(c) < width);
-        cuts.sort_unstable();
-        cuts.dedup();
-        cuts
-    }
-
-    /// Per segment (`cuts` from `segments`), the items after reading a
-    /// value in it at level `l`, in order.
-    fn children(&self, l: usize, items: &[Item], cuts: &[u32]) -> Vec<Vec<Item>> {
-        let below = self.rem[l] - u32::from(self.levels[l].bits);
-        let next_field = self.levels.get(l + 1).map(|n| n.field as usize);
-        let mut out = vec![Vec::new(); cuts.len()];
-        for it in items {
-            let segment = |v: u64| cuts.partition_point(|&c| u64::from(c) <= v) - 1;
-            let first = segment(it.lo >> below);
-            let last = segment(it.hi >> below);
-            for (s, child) in out.iter_mut().enumerate().take(last + 1).skip(first) {
-                let v = u64::from(cuts[s]);
-                let (box_lo, box_hi) = (v << below, v << below | low_mask(below));
-                if it.lo > box_hi || it.hi < box_lo {
-                    continue;
-                }
-                child.push(match next_field {
-                    // The field is read to its end: the next one starts.
-                    Some(f) if below == 0 => {
-                        let (lo, hi) = self.exps[it.e as usize].iv[f];
-                        Item { e: it.e, lo, hi }
-                    }
-                    _ => Item {
-                        e: it.e,
-                        lo: it.lo.max(box_lo) - box_lo,
-                        hi: it.hi.min(box_hi) - box_lo,
-                    },
-                });
-            }
-        }
-        out
-    }
-
-    fn leaf(&mut self, l: usize, items: &[Item]) -> Option<u32> {
-        let last = items.last()?;
-        let stops = self.exps[last.e as usize].definitive && self.done(l, last);
-        let mut rules: Vec<u32> = Vec::with_capacity(items.len());
-        for it in items {
-            let r = self.rules.index[self.exps[it.e as usize].rule as usize];
-            if !rules.contains(&r) {
-                rules.push(r);
-            }
-        }
-        let stop = if stops { STOP } else { 0 };
-        if let [one] = rules[..] {
-            return Some(LEAF | stop | SINGLE | one);
-        }
-        let at = self.out.pool.len();
-        if self.out.nodes.len() + at + rules.len() > MAX_TOTAL_WORDS {
-            return None;
-        }
-        self.out.pool.push(rules.len() as u32);
-        self.out.pool.extend_from_slice(&rules);
-        Some(LEAF | stop | at as u32)
-    }
-}
-
-/// Family rule `r` as expansions (one interval per field each), with the
-/// fields in which every value is admitted.
-fn expand(rules: &FamilyRules, r: u32, levels: &[Level], out: &mut Vec<Expansion>) -> Option<()> {
-    let mut sets: Vec<Vec<(u64, u64)>> = (0..FIELDS).map(|f| rules.set(r, f).to_vec()).collect();
-    let mut exact = true;
-    while sets.iter().map(Vec::len).product::<usize>() > MAX_EXPANSIONS {
-        let widest = (0..FIELDS).max_by_key(|&f| sets[f].len())?;
-        let hull = (sets[widest][0].0, sets[widest].last()?.1);
-        sets[widest] = vec![hull];
-        exact = false;
-    }
-    let full: Vec<bool> = (0..FIELDS)
-        .map(|f| sets[f] == [(0, rules.max[f])] || sets[f] == [(0, low_mask(rules.bits[f]))])
-        .collect();
-    // Unconstrained fields span the whole key range, so they read as full.
-    for (f, s) in sets.iter_mut().enumerate() {
-        if full[f] {
-            *s = vec![(0, low_mask(rules.bits[f]))];
+        Parts {
+            automata: sum(|f, _| f.roots.len()),
+            blocks: sum(|f, _| f.blocks.len()),
+            unindexed: sum(|f, s| s.list(f.rest).len()),
         }
     }
-    let full_after: Vec<bool> = (0..levels.len())
-        .map(|l| {
-            let f = levels[l].field as usize;
-            levels[l + 1..]
-                .iter()
-                .all(|n| n.field as usize == f || full[n.field as usize])
-        })
-        .collect();
-    let definitive = rules.definitive[r as usize] && exact;
-    let mut combos = vec![[(0u64, 0u64); FIELDS]];
-    for (f, s) in sets.iter().enumerate() {
-        combos = combos
-            .iter()
-            .flat_map(|c| {
-                s.iter().map(move |&iv| {
-                    let mut c = *c;
-                    c[f] = iv;
-                    c
-                })
-            })
-            .collect();
-    }
-    out.extend(combos.into_iter().map(|iv| Expansion {
-        rule: r,
-        iv,
-        definitive,
-        full_after: full_after.clone(),
-    }));
-    Some(())
-}
-
-/// Lowest `bits` bits set (0 ≤ bits ≤ 64).
-fn low_mask(bits: u32) -> u64 {
-    u64::MAX.checked_shr(64 - bits).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -767,7 +483,7 @@ mod tests {
         }
         text += "deny tcp from 10.0.0.0/8 to any\n";
         let prog = program(&text);
-        let t = TrieClassifier::build(&prog).expect("builds");
+        let t = TrieClassifier::build(&prog);
         let mut out = Vec::new();
         let p = packet(0x0a00_0705, 0xc000_0207, 6, 80);
         assert!(t.candidates(&p, crate::packet_class(&p), &mut out));
@@ -800,7 +516,7 @@ mod tests {
             .filter(|&r| prog.rules[r as usize].probe)
             .collect();
         assert_eq!(probes.len(), 2);
-        let t = TrieClassifier::build(&prog).expect("builds");
+        let t = TrieClassifier::build(&prog);
         let p = packet(0x0a00_0305, 0xc000_0201, 6, 80);
         let mut out = Vec::new();
         let class = crate::packet_class(&p);
@@ -825,7 +541,7 @@ mod tests {
     #[test]
     fn mapped_ipv6_walks_linearly() {
         let prog = program("allow ip from 10.0.0.0/8 to any\n");
-        let t = TrieClassifier::build(&prog).expect("builds");
+        let t = TrieClassifier::build(&prog);
         let mut p = packet(0x0a00_0001, 0x0a00_0002, 6, 80);
         p.ip_version = 6;
         let mut out = Vec::new();

@@ -210,6 +210,44 @@ pub fn read_until_error(bytes: &[u8]) -> (Vec<Owned>, Option<weir_io::CaptureErr
     }
 }
 
+/// Frames with their comments, and the error that ended the reading.
+pub type FramesRead = (Vec<(Owned, Vec<Vec<u8>>)>, Option<weir_io::CaptureError>);
+
+/// Reads every frame `chunk` at a time with `next_chunk` up to the first
+/// error, keeping each frame's comments too.
+pub fn read_chunks(r: &mut CaptureReader<impl std::io::Read>, chunk: usize) -> FramesRead {
+    let mut out = Vec::new();
+    loop {
+        // The frames borrow the reader until its next call.
+        let mut frames = [Frame::EMPTY; weir_io::MAX_CHUNK];
+        let got = r.next_chunk(&mut frames[..chunk]);
+        assert!(got.len <= chunk);
+        for f in &frames[..got.len] {
+            assert!((f.iface as usize) < got.interfaces.len());
+            let comments = f.comments.map(<[u8]>::to_vec).collect();
+            out.push((Owned::of(f), comments));
+        }
+        if got.error.is_some() || got.len == 0 {
+            return (out, got.error);
+        }
+    }
+}
+
+/// Reads every frame one by one up to the first error, with its comments.
+pub fn read_singly(r: &mut CaptureReader<impl std::io::Read>) -> FramesRead {
+    let mut out = Vec::new();
+    loop {
+        match r.next_frame() {
+            Ok(Some(f)) => {
+                let comments = f.comments.map(<[u8]>::to_vec).collect();
+                out.push((Owned::of(&f), comments));
+            }
+            Ok(None) => return (out, None),
+            Err(e) => return (out, Some(e)),
+        }
+    }
+}
+
 /// Copies a capture through the mirror writer, the way the CLI does.
 pub fn mirror(bytes: &[u8], comment: impl Fn(usize) -> Option<String>) -> Vec<u8> {
     let mut r = CaptureReader::new(bytes).expect("header");

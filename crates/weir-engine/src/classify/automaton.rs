@@ -1,0 +1,520 @@
+//! One automaton: a deterministic walk over a group of rules' key
+//! intervals, read a few bits at a time (`trie.rs` says how the
+//! classifier uses them).
+//!
+//! A state is "the rules this packet can still match, and what each
+//! still requires of the field being read". States are built by subset
+//! construction from the root and shared when equal (memoised), so the
+//! automaton is a DAG. A state's list is cut after its first rule that
+//! surely ends the walk (a terminal action, every instruction indexed,
+//! nothing left to require, no jump over it): the priority pruning that
+//! keeps states few and leaves short.
+//!
+//! A state with at most `LEAF_ITEMS` rule intervals left, or nothing left
+//! to read, is a leaf: its rules, in order, are the packet's candidates
+//! (the evaluator checks them). Levels where every rule admits every
+//! byte are skipped (a node names its level). A node lists up to
+//! `LINEAR_SEGMENTS` segment starts, counted against the byte, or holds a
+//! bitmap of them, ranked in constant time: no search, no branch on the
+//! byte's value.
+
+use super::family::{FamilyRules, FIELDS, PROTO};
+use std::collections::HashMap;
+
+/// A node reference: an offset into `nodes`, or a leaf (this bit). A leaf
+/// holds its rule list inline: one rule index (`SINGLE`), or an offset
+/// into `pool` where the list's length and then its rules are. `STOP`:
+/// the list's last rule ends every walk that reaches this leaf.
+pub const LEAF: u32 = 1 << 31;
+pub const STOP: u32 = 1 << 30;
+pub const SINGLE: u32 = 1 << 29;
+pub const INDEX: u32 = SINGLE - 1;
+/// `pool[0]` is 0: the empty list.
+pub const EMPTY: u32 = LEAF;
+/// A node's header word: the level it reads (field in bits 0–2, shift in
+/// 3–9, width in 10–14) and its segment count (from bit 15). Up to this
+/// many segments, the node lists the segment starts and a packet counts
+/// those at or below its value; beyond, a bitmap of the starts and its
+/// running counts give the rank in constant time.
+const LINEAR_SEGMENTS: usize = 16;
+/// A state with at most this many rule intervals left is a leaf: the
+/// evaluator checks the rules it lists (reading on to separate the last
+/// few would cost more nodes than it saves).
+const LEAF_ITEMS: usize = 2;
+/// Most interval combinations a rule is expanded into; beyond, its
+/// widest-listed field is replaced by its hull (a superset: the rule is
+/// then only a candidate, never cuts a list).
+const MAX_EXPANSIONS: usize = 16;
+
+/// Every automaton of a classifier: node words, and the rule lists of
+/// leaves (and of whatever else lists rules: `pool[at]` is a list's
+/// length, its rules follow).
+pub struct Store {
+    pub nodes: Vec<u32>,
+    pub pool: Vec<u32>,
+}
+
+impl Default for Store {
+    fn default() -> Store {
+        Store {
+            nodes: Vec::new(),
+            pool: vec![0],
+        }
+    }
+}
+
+impl Store {
+    /// Words held.
+    pub fn words(&self) -> usize {
+        self.nodes.len() + self.pool.len()
+    }
+
+    /// Appends a rule list; returns its offset.
+    pub fn push_list(&mut self, rules: &[u32]) -> u32 {
+        let at = self.pool.len() as u32;
+        self.pool.push(rules.len() as u32);
+        self.pool.extend_from_slice(rules);
+        at
+    }
+
+    /// The rules of the list at `at`.
+    #[inline(always)]
+    pub fn list(&self, at: u32) -> &[u32] {
+        let at = at as usize;
+        &self.pool[at + 1..][..self.pool[at] as usize]
+    }
+
+    /// A list leaf's rules.
+    #[inline(always)]
+    pub fn leaf_list(&self, leaf: u32) -> &[u32] {
+        self.list(leaf & INDEX)
+    }
+
+    /// The rule at which every walk through this leaf ends, if any.
+    #[inline(always)]
+    pub fn stop(&self, leaf: u32) -> Option<u32> {
+        match (leaf & STOP != 0, leaf & SINGLE != 0) {
+            (false, _) => None,
+            (true, true) => Some(leaf & INDEX),
+            (true, false) => self.leaf_list(leaf).last().copied(),
+        }
+    }
+
+    /// One step from node `at`: the node or leaf the key's value at the
+    /// node's level leads to.
+    #[inline(always)]
+    pub fn step(&self, at: u32, key: &[u64; FIELDS]) -> u32 {
+        let node = &self.nodes[at as usize..];
+        let head = node[0];
+        let (field, shift, bits) = (head & 7, head >> 3 & 0x7f, head >> 10 & 0x1f);
+        let v = (key[field as usize] >> shift) as u32 & ((1 << bits) - 1);
+        let n = (head >> 15) as usize;
+        if n <= LINEAR_SEGMENTS {
+            // Segment starts padded to a multiple of 4 (with u32::MAX),
+            // counted four at a time, then the n children.
+            let padded = (n - 1).next_multiple_of(4);
+            let starts = &node[1..1 + padded];
+            let idx: usize = starts
+                .chunks_exact(4)
+                .map(|c| c.iter().map(|&s| usize::from(v >= s)).sum::<usize>())
+                .sum();
+            node[1 + padded + idx]
+        } else {
+            // Rank of v's segment start in the bitmap: the set bits up to
+            // v, then the children.
+            let words = (1usize << bits) / 32;
+            let w = v as usize / 32;
+            let before = node[1 + words + w / 2] >> (16 * (w & 1)) & 0xffff;
+            let upto = node[1 + w] & (u32::MAX >> (31 - v % 32));
+            node[words + words / 2 + (before + upto.count_ones()) as usize]
+        }
+    }
+
+    /// Forgets everything written since `mark` (a failed build).
+    pub fn reset(&mut self, (nodes, pool): (usize, usize)) {
+        self.nodes.truncate(nodes);
+        self.pool.truncate(pool);
+    }
+
+    pub fn mark(&self) -> (usize, usize) {
+        (self.nodes.len(), self.pool.len())
+    }
+}
+
+/// What one automaton's build may spend.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Item visits (the build's time).
+    pub work: u64,
+    /// Words this automaton may add.
+    pub words: usize,
+    /// Words the whole store may reach.
+    pub store_words: usize,
+}
+
+/// Builds the automaton of family rules `group` (ascending) into `out`:
+/// its root, or None past `limits` (then the caller resets `out`). Also
+/// returns the work spent, success or not.
+pub fn build(
+    rules: &FamilyRules,
+    group: &[u32],
+    out: &mut Store,
+    limits: Limits,
+) -> (Option<u32>, u64) {
+    match Builder::new(rules, group, out, limits) {
+        Some(b) => b.run(),
+        None => (None, 0),
+    }
+}
+
+/// One level: which key field, and which bits of it (`(key >> shift) & mask`).
+#[derive(Clone, Copy, Debug)]
+struct Level {
+    field: u8,
+    shift: u8,
+    /// Bits read at this level.
+    bits: u8,
+}
+
+/// A rule's interval on each field, one combination of its sets.
+struct Expansion {
+    /// Family rule id.
+    rule: u32,
+    iv: [(u64, u64); FIELDS],
+    /// Ends every walk when the packet is inside `iv`.
+    definitive: bool,
+    /// Per level: every later level admits every value.
+    full_after: Vec<bool>,
+}
+
+/// A rule still possible in a state: its expansion, and the interval it
+/// still requires of the field being read, relative to the state's box.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Item {
+    e: u32,
+    lo: u64,
+    hi: u64,
+}
+
+struct Builder<'a> {
+    rules: &'a FamilyRules,
+    out: &'a mut Store,
+    limits: Limits,
+    levels: Vec<Level>,
+    /// Per level: bits of its field not yet read before it.
+    rem: Vec<u32>,
+    exps: Vec<Expansion>,
+    memo: HashMap<(u8, Vec<Item>), u32, ahash::RandomState>,
+    words: usize,
+    work: u64,
+}
+
+impl<'a> Builder<'a> {
+    fn new(
+        rules: &'a FamilyRules,
+        group: &[u32],
+        out: &'a mut Store,
+        limits: Limits,
+    ) -> Option<Builder<'a>> {
+        // The fields most rules of the group are specific in first,
+        // protocol first among equals (it is one byte).
+        let mut specific = [0usize; FIELDS];
+        for &r in group {
+            let small = rules.small_fields(r);
+            (0..FIELDS).for_each(|f| specific[f] += usize::from(small & 1 << f != 0));
+        }
+        let mut order: Vec<usize> = (0..FIELDS).collect();
+        order.sort_by_key(|&f| (std::cmp::Reverse(specific[f]), f != PROTO, f));
+        let mut levels = Vec::new();
+        let mut rem = Vec::new();
+        for &f in &order {
+            let mut left = rules.bits[f];
+            while left > 0 {
+                // The root reads 16 bits of an address (one step fewer for
+                // every packet; a 65,536-bit bitmap at most once per
+                // automaton). Else a byte, the odd bits first: a 17-bit
+                // port is read 9 + 8.
+                let take = if levels.is_empty() && f != PROTO && left >= 32 {
+                    16
+                } else if left.is_multiple_of(8) {
+                    8
+                } else {
+                    left % 8 + 8
+                }
+                .min(left);
+                rem.push(left);
+                left -= take;
+                levels.push(Level {
+                    field: f as u8,
+                    shift: left as u8,
+                    bits: take as u8,
+                });
+            }
+        }
+        let mut exps = Vec::new();
+        for &r in group {
+            expand(rules, r, &levels, &mut exps)?;
+        }
+        Some(Builder {
+            rules,
+            out,
+            limits,
+            levels,
+            rem,
+            exps,
+            memo: HashMap::default(),
+            words: 0,
+            work: 0,
+        })
+    }
+
+    /// The automaton's root.
+    fn run(mut self) -> (Option<u32>, u64) {
+        let first = self.levels[0].field as usize;
+        let items: Vec<Item> = (0..self.exps.len() as u32)
+            .map(|e| {
+                let (lo, hi) = self.exps[e as usize].iv[first];
+                Item { e, lo, hi }
+            })
+            .collect();
+        (self.state(0, items), self.work)
+    }
+
+    /// Whether item `it` at level `l` admits every key from here on.
+    fn done(&self, l: usize, it: &Item) -> bool {
+        if l >= self.levels.len() {
+            return true;
+        }
+        let x = &self.exps[it.e as usize];
+        it.lo == 0 && it.hi == low_mask(self.rem[l]) && x.full_after[l]
+    }
+
+    /// The node (or leaf) for the state `items` before reading level `l`.
+    fn state(&mut self, mut l: usize, mut items: Vec<Item>) -> Option<u32> {
+        let cuts = loop {
+            if let Some(k) = items
+                .iter()
+                .position(|it| self.exps[it.e as usize].definitive && self.done(l, it))
+            {
+                items.truncate(k + 1);
+            }
+            if items.is_empty() {
+                return Some(EMPTY);
+            }
+            if items.len() <= LEAF_ITEMS || items.iter().all(|it| self.done(l, it)) {
+                return self.leaf(l, &items);
+            }
+            self.work += items.len() as u64;
+            if self.work > self.limits.work {
+                return None;
+            }
+            let cuts = self.segments(l, &items);
+            if cuts.len() > 1 {
+                break cuts;
+            }
+            // Every item admits every value here: skip the level.
+            items = self.children(l, &items, &cuts).swap_remove(0);
+            l += 1;
+        };
+        let key = (l as u8, items);
+        if let Some(&n) = self.memo.get(&key) {
+            return Some(n);
+        }
+        let (_, items) = &key;
+        let mut kids = Vec::with_capacity(cuts.len());
+        for child in self.children(l, items, &cuts) {
+            kids.push(if child.is_empty() {
+                EMPTY
+            } else {
+                self.state(l + 1, child)?
+            });
+        }
+        // Neighbouring segments with one child are one segment.
+        let (mut starts, mut refs) = (Vec::new(), Vec::new());
+        for (&c, &k) in cuts.iter().zip(&kids) {
+            if refs.last() != Some(&k) {
+                starts.push(c);
+                refs.push(k);
+            }
+        }
+        let n = refs.len();
+        if n == 1 {
+            self.memo.insert(key, refs[0]);
+            return Some(refs[0]);
+        }
+        let at = self.out.nodes.len();
+        let level = self.levels[l];
+        self.out.nodes.push(
+            u32::from(level.field)
+                | u32::from(level.shift) << 3
+                | u32::from(level.bits) << 10
+                | (n as u32) << 15,
+        );
+        if n <= LINEAR_SEGMENTS {
+            self.out.nodes.extend_from_slice(&starts[1..]);
+            let padded = (n - 1).next_multiple_of(4);
+            self.out.nodes.resize(at + 1 + padded, u32::MAX);
+        } else {
+            // A bit per value where a segment starts, and per word of
+            // bits, how many are set before it.
+            let words = (1usize << self.levels[l].bits) / 32;
+            let mut bits = vec![0u32; words];
+            for &c in &starts {
+                bits[c as usize / 32] |= 1 << (c % 32);
+            }
+            let mut before = Vec::with_capacity(words);
+            let mut total = 0;
+            for w in &bits {
+                before.push(total);
+                total += w.count_ones();
+            }
+            self.out.nodes.extend_from_slice(&bits);
+            let packed = before
+                .chunks(2)
+                .map(|c| c[0] | c.get(1).map_or(0, |&s| s << 16));
+            self.out.nodes.extend(packed);
+        }
+        self.out.nodes.extend_from_slice(&refs);
+        self.words += self.out.nodes.len() - at;
+        if self.words > self.limits.words || self.out.words() > self.limits.store_words {
+            return None;
+        }
+        self.memo.insert(key, at as u32);
+        Some(at as u32)
+    }
+
+    /// The values at level `l` where some item's requirement changes:
+    /// segment starts, sorted, from 0.
+    fn segments(&self, l: usize, items: &[Item]) -> Vec<u32> {
+        let below = self.rem[l] - u32::from(self.levels[l].bits);
+        let width = 1u64 << self.levels[l].bits;
+        let mut cuts = vec![0u32];
+        for it in items {
+            let (first, last) = (it.lo >> below, it.hi >> below);
+            cuts.push(first as u32);
+            if it.lo & low_mask(below) != 0 {
+                cuts.push(first as u32 + 1);
+            }
+            if it.hi & low_mask(below) != low_mask(below) {
+                cuts.push(last as u32);
+            }
+            cuts.push(last as u32 + 1);
+        }
+        cuts.retain(|&c| u64::from(c) < width);
+        cuts.sort_unstable();
+        cuts.dedup();
+        cuts
+    }
+
+    /// Per segment (`cuts` from `segments`), the items after reading a
+    /// value in it at level `l`, in order.
+    fn children(&self, l: usize, items: &[Item], cuts: &[u32]) -> Vec<Vec<Item>> {
+        let below = self.rem[l] - u32::from(self.levels[l].bits);
+        let next_field = self.levels.get(l + 1).map(|n| n.field as usize);
+        let mut out = vec![Vec::new(); cuts.len()];
+        for it in items {
+            let segment = |v: u64| cuts.partition_point(|&c| u64::from(c) <= v) - 1;
+            let first = segment(it.lo >> below);
+            let last = segment(it.hi >> below);
+            for (s, child) in out.iter_mut().enumerate().take(last + 1).skip(first) {
+                let v = u64::from(cuts[s]);
+                let (box_lo, box_hi) = (v << below, v << below | low_mask(below));
+                if it.lo > box_hi || it.hi < box_lo {
+                    continue;
+                }
+                child.push(match next_field {
+                    // The field is read to its end: the next one starts.
+                    Some(f) if below == 0 => {
+                        let (lo, hi) = self.exps[it.e as usize].iv[f];
+                        Item { e: it.e, lo, hi }
+                    }
+                    _ => Item {
+                        e: it.e,
+                        lo: it.lo.max(box_lo) - box_lo,
+                        hi: it.hi.min(box_hi) - box_lo,
+                    },
+                });
+            }
+        }
+        out
+    }
+
+    fn leaf(&mut self, l: usize, items: &[Item]) -> Option<u32> {
+        let last = items.last()?;
+        let stops = self.exps[last.e as usize].definitive && self.done(l, last);
+        let mut rules: Vec<u32> = Vec::with_capacity(items.len());
+        for it in items {
+            let r = self.rules.index[self.exps[it.e as usize].rule as usize];
+            if !rules.contains(&r) {
+                rules.push(r);
+            }
+        }
+        let stop = if stops { STOP } else { 0 };
+        if let [one] = rules[..] {
+            return Some(LEAF | stop | SINGLE | one);
+        }
+        self.words += rules.len() + 1;
+        if self.words > self.limits.words
+            || self.out.words() + rules.len() > self.limits.store_words
+        {
+            return None;
+        }
+        Some(LEAF | stop | self.out.push_list(&rules))
+    }
+}
+
+/// Family rule `r` as expansions (one interval per field each), with the
+/// fields in which every value is admitted.
+fn expand(rules: &FamilyRules, r: u32, levels: &[Level], out: &mut Vec<Expansion>) -> Option<()> {
+    let mut sets: Vec<Vec<(u64, u64)>> = (0..FIELDS).map(|f| rules.set(r, f).to_vec()).collect();
+    let mut exact = true;
+    while sets.iter().map(Vec::len).product::<usize>() > MAX_EXPANSIONS {
+        let widest = (0..FIELDS).max_by_key(|&f| sets[f].len())?;
+        let hull = (sets[widest][0].0, sets[widest].last()?.1);
+        sets[widest] = vec![hull];
+        exact = false;
+    }
+    let full: Vec<bool> = (0..FIELDS)
+        .map(|f| sets[f] == [(0, rules.max[f])] || sets[f] == [(0, low_mask(rules.bits[f]))])
+        .collect();
+    // Unconstrained fields span the whole key range, so they read as full.
+    for (f, s) in sets.iter_mut().enumerate() {
+        if full[f] {
+            *s = vec![(0, low_mask(rules.bits[f]))];
+        }
+    }
+    let full_after: Vec<bool> = (0..levels.len())
+        .map(|l| {
+            let f = levels[l].field as usize;
+            levels[l + 1..]
+                .iter()
+                .all(|n| n.field as usize == f || full[n.field as usize])
+        })
+        .collect();
+    let definitive = rules.definitive[r as usize] && exact;
+    let mut combos = vec![[(0u64, 0u64); FIELDS]];
+    for (f, s) in sets.iter().enumerate() {
+        combos = combos
+            .iter()
+            .flat_map(|c| {
+                s.iter().map(move |&iv| {
+                    let mut c = *c;
+                    c[f] = iv;
+                    c
+                })
+            })
+            .collect();
+    }
+    out.extend(combos.into_iter().map(|iv| Expansion {
+        rule: r,
+        iv,
+        definitive,
+        full_after: full_after.clone(),
+    }));
+    Some(())
+}
+
+/// Lowest `bits` bits set (0 ≤ bits ≤ 64).
+fn low_mask(bits: u32) -> u64 {
+    u64::MAX.checked_shr(64 - bits).unwrap_or(0)
+}

@@ -1,0 +1,554 @@
+//! Recursive flow classification (Gupta and McKeown, "Packet
+//! Classification on Multiple Fields", SIGCOMM 1999) of IPv4 packets, in
+//! front of the bitsets (`bits.rs`) for small rulesets.
+//!
+//! The header is cut into chunks: each address's high and low 16 bits,
+//! each port (17 bits: 65536 is "no ports"), the protocol and the class
+//! bits. A table per chunk gives the value's equivalence class (the
+//! values that admit the same rules), and tables per pair of classes
+//! combine them, phase by phase, into two classes per packet: one for its
+//! addresses, one for its ports, protocol and class bits (each left as two
+//! when their combining table would not fit). The AND of their bitsets is
+//! its candidates. A lookup is about fourteen table reads and an AND,
+//! where the bitsets' searches branch on the data. (Combining the last
+//! two classes in a table too would save the AND, but that table grows as
+//! their product: tens of millions of cells at 1,000 rules.)
+//!
+//! The classifier alone decides when the first candidate is a plain
+//! `allow` or `deny` whose every test the chunks index exactly: the
+//! evaluator would match it without fail.
+
+use super::family::jumped_over;
+use super::fields::{normalize, Constraints, Set, NO_PORTS};
+use crate::program::{class, Program, Quick, Rule, StateOp, Verdict};
+use std::collections::HashMap;
+use weir_wire::Packet;
+
+/// Class values span this many bits (`class::STATE` is last).
+const CLASS_BITS: u32 = class::STATE.trailing_zeros() + 1;
+/// Most cells of one combining table, and of all of them: past either,
+/// there is no recursive classification (the bitsets alone serve).
+const MAX_CELLS: usize = 1 << 20;
+const MAX_TOTAL_CELLS: usize = 4 << 20;
+
+/// A chunk's or a pair's classes: per class, its rules' bitset (in
+/// `sets`, one after another).
+#[derive(Default)]
+struct Classes {
+    sets: Vec<u64>,
+    index: HashMap<Box<[u64]>, u16, ahash::RandomState>,
+}
+
+impl Classes {
+    /// The class of `set`; None past 65,536 classes.
+    fn intern(&mut self, set: &[u64]) -> Option<u16> {
+        if let Some(&c) = self.index.get(set) {
+            return Some(c);
+        }
+        let c = u16::try_from(self.index.len()).ok()?;
+        self.index.insert(set.into(), c);
+        self.sets.extend_from_slice(set);
+        Some(c)
+    }
+}
+
+/// A combining table: the class of each pair (row, column).
+struct Pairs {
+    cols: usize,
+    ids: Vec<u16>,
+}
+
+impl Pairs {
+    #[inline(always)]
+    fn get(&self, a: u16, b: u16) -> u16 {
+        self.ids[usize::from(a) * self.cols + usize::from(b)]
+    }
+}
+
+pub struct Rfc {
+    words: usize,
+    src_hi: Box<[u16]>,
+    src_lo: Box<[u16]>,
+    dst_hi: Box<[u16]>,
+    dst_lo: Box<[u16]>,
+    sport: Box<[u16]>,
+    dport: Box<[u16]>,
+    proto: Box<[u16]>,
+    class: Box<[u16]>,
+    src: Pairs,
+    dst: Pairs,
+    ports: Pairs,
+    kind: Pairs,
+    /// The addresses' classes and the rest's, each combined when the
+    /// combination fits, else left as two for the AND.
+    addrs: Last,
+    rest: Last,
+    /// Both sides' classes combined, when that table fits too.
+    top: Option<Top>,
+    /// Per rule: its verdict when a packet it is a candidate of surely
+    /// matches it and stops there.
+    decides: Vec<Option<Verdict>>,
+}
+
+/// The two sides' classes combined: per final class, its bitset (cut
+/// after the first rule that ends every walk reaching it) and first
+/// candidate.
+struct Top {
+    pairs: Pairs,
+    sets: Vec<u64>,
+    first: Vec<u32>,
+}
+
+impl Top {
+    fn of(
+        prog: &Program,
+        decides: &[Option<Verdict>],
+        addrs: &Last,
+        rest: &Last,
+        words: usize,
+        cells: &mut usize,
+    ) -> Option<Top> {
+        let (Last::Combined(_, a), Last::Combined(_, b)) = (addrs, rest) else {
+            return None;
+        };
+        let jumped = jumped_over(prog);
+        let ends: Vec<bool> = (0..decides.len())
+            .map(|r| decides[r].is_some() && !jumped[r])
+            .collect();
+        let (pairs, classes) = pairs(a, b, words, cells, Some(&ends))?;
+        let first = classes
+            .sets
+            .chunks_exact(words)
+            .map(|set| super::next_candidate(set, 0) as u32)
+            .collect();
+        Some(Top {
+            pairs,
+            sets: classes.sets,
+            first,
+        })
+    }
+}
+
+/// The last phase of one side: its two classes combined (their pair's
+/// class and bitsets), or the two classes' own bitsets.
+enum Last {
+    Combined(Pairs, Vec<u64>),
+    Apart(Vec<u64>, Vec<u64>),
+}
+
+impl Last {
+    fn of(a: Vec<u64>, b: Vec<u64>, words: usize, cells: &mut usize) -> Last {
+        match pairs(&a, &b, words, cells, None) {
+            Some((p, c)) => Last::Combined(p, c.sets),
+            None => Last::Apart(a, b),
+        }
+    }
+
+    /// The bitsets of classes `a` and `b`: one, or two to AND.
+    #[inline(always)]
+    fn sets(&self, a: u16, b: u16, w: usize) -> (&[u64], Option<&[u64]>) {
+        fn at(sets: &[u64], c: u16, w: usize) -> &[u64] {
+            &sets[usize::from(c) * w..][..w]
+        }
+        match self {
+            Last::Combined(p, sets) => (at(sets, p.get(a, b), w), None),
+            Last::Apart(x, y) => (at(x, a, w), Some(at(y, b, w))),
+        }
+    }
+
+    fn memory(&self) -> usize {
+        match self {
+            Last::Combined(p, sets) => p.ids.len() * 2 + sets.len() * 8,
+            Last::Apart(x, y) => (x.len() + y.len()) * 8,
+        }
+    }
+}
+
+impl Rfc {
+    /// The tables for `prog`'s rules whose per-rule sets are `src`, `dst`
+    /// (IPv4, rebased), `sport`, `dport`; None when a combining table
+    /// would pass the limits.
+    pub fn build(
+        prog: &Program,
+        constraints: &[Constraints],
+        src: &[Option<Set<u32>>],
+        dst: &[Option<Set<u32>>],
+    ) -> Option<Rfc> {
+        let words = prog.rules.len().div_ceil(64);
+        let decides: Vec<Option<Verdict>> = prog
+            .rules
+            .iter()
+            .zip(constraints)
+            .zip(src.iter().zip(dst))
+            .map(|((rule, c), (s, d))| decides(rule, c, s, d))
+            .collect();
+        // Per rule, its intervals in a chunk: the high or low 16 bits of
+        // an address (a superset unless within one /16 or /16-aligned).
+        let hi = |s: &Option<Set<u32>>| -> Set<u32> {
+            match s {
+                None => vec![(0, 0xffff)],
+                Some(s) => s.iter().map(|&(a, b)| (a >> 16, b >> 16)).collect(),
+            }
+        };
+        let lo = |s: &Option<Set<u32>>| -> Set<u32> {
+            match s {
+                None => vec![(0, 0xffff)],
+                Some(s) => s
+                    .iter()
+                    .map(|&(a, b)| match a >> 16 == b >> 16 {
+                        true => (a & 0xffff, b & 0xffff),
+                        false => (0, 0xffff),
+                    })
+                    .collect(),
+            }
+        };
+        let per_rule = |sets: &[Option<Set<u32>>], f: fn(&Option<Set<u32>>) -> Set<u32>| {
+            sets.iter().map(f).collect::<Vec<_>>()
+        };
+        let port = |s: &Option<Set<u32>>| s.clone().unwrap_or(vec![(0, NO_PORTS)]);
+        let sport: Vec<_> = constraints.iter().map(|c| port(&c.sport)).collect();
+        let dport: Vec<_> = constraints.iter().map(|c| port(&c.dport)).collect();
+        let protos: Vec<Set<u32>> = prog
+            .rules
+            .iter()
+            .map(|r| match r.proto {
+                Some(p) => vec![(u32::from(p), u32::from(p))],
+                None => vec![(0, 255)],
+            })
+            .collect();
+        let (src_hi, c_sh) = chunk(0x1_0000, words, &per_rule(src, hi))?;
+        let (src_lo, c_sl) = chunk(0x1_0000, words, &per_rule(src, lo))?;
+        let (dst_hi, c_dh) = chunk(0x1_0000, words, &per_rule(dst, hi))?;
+        let (dst_lo, c_dl) = chunk(0x1_0000, words, &per_rule(dst, lo))?;
+        let (sport, c_sp) = chunk(NO_PORTS as usize + 1, words, &sport)?;
+        let (dport, c_dp) = chunk(NO_PORTS as usize + 1, words, &dport)?;
+        let (proto, c_pr) = chunk(256, words, &protos)?;
+        let (class, c_cl) = class_chunk(prog, words)?;
+        let mut cells = 0;
+        let (src, c_s) = pairs(&c_sh.sets, &c_sl.sets, words, &mut cells, None)?;
+        let (dst, c_d) = pairs(&c_dh.sets, &c_dl.sets, words, &mut cells, None)?;
+        let (ports, c_p) = pairs(&c_sp.sets, &c_dp.sets, words, &mut cells, None)?;
+        let (kind, c_k) = pairs(&c_pr.sets, &c_cl.sets, words, &mut cells, None)?;
+        let addrs = Last::of(c_s.sets, c_d.sets, words, &mut cells);
+        let rest = Last::of(c_p.sets, c_k.sets, words, &mut cells);
+        let top = Top::of(prog, &decides, &addrs, &rest, words, &mut cells);
+        Some(Rfc {
+            words,
+            src_hi,
+            src_lo,
+            dst_hi,
+            dst_lo,
+            sport,
+            dport,
+            proto,
+            class,
+            src,
+            dst,
+            ports,
+            kind,
+            addrs,
+            rest,
+            top,
+            decides,
+        })
+    }
+
+    /// Returns the first candidate of IPv4 packet `p` of class bits `class`,
+    /// and its verdict when it decides alone; fills `out` with all its
+    /// candidates (the state probes left out), unless the first decides
+    /// and `decision` says that is all the caller wants.
+    #[inline(always)]
+    pub fn lookup(
+        &self,
+        p: &Packet,
+        class: u32,
+        decision: bool,
+        out: &mut [u64],
+    ) -> (usize, Option<Verdict>) {
+        let (s, d) = (p.src as u32, p.dst as u32);
+        let (sp, dp) = if p.has_ports {
+            (usize::from(p.src_port), usize::from(p.dst_port))
+        } else {
+            (NO_PORTS as usize, NO_PORTS as usize)
+        };
+        let src = self.src.get(
+            self.src_hi[(s >> 16) as usize],
+            self.src_lo[(s & 0xffff) as usize],
+        );
+        let dst = self.dst.get(
+            self.dst_hi[(d >> 16) as usize],
+            self.dst_lo[(d & 0xffff) as usize],
+        );
+        let ports = self.ports.get(self.sport[sp], self.dport[dp]);
+        let k = class as usize & ((1 << CLASS_BITS) - 1);
+        let kind = self
+            .kind
+            .get(self.proto[usize::from(p.proto)], self.class[k]);
+        let w = self.words;
+        if let (Some(top), Last::Combined(pa, _), Last::Combined(pb, _)) =
+            (&self.top, &self.addrs, &self.rest)
+        {
+            let f = usize::from(top.pairs.get(pa.get(src, dst), pb.get(ports, kind)));
+            let first = top.first[f] as usize;
+            let decided = self.decides[first];
+            if decided.is_none() || !decision {
+                out.copy_from_slice(&top.sets[f * w..][..w]);
+            }
+            return (first, decided);
+        }
+        let (a, a2) = self.addrs.sets(src, dst, w);
+        let (b, b2) = self.rest.sets(ports, kind, w);
+        for ((o, a), b) in out.iter_mut().zip(a).zip(b) {
+            *o = a & b;
+        }
+        for more in [a2, b2].into_iter().flatten() {
+            out.iter_mut().zip(more).for_each(|(o, m)| *o &= m);
+        }
+        // The default rule, last, is in every set.
+        let first = super::next_candidate(out, 0);
+        (first, self.decides[first])
+    }
+
+    pub fn memory(&self) -> usize {
+        let tables = [
+            &self.src_hi,
+            &self.src_lo,
+            &self.dst_hi,
+            &self.dst_lo,
+            &self.sport,
+            &self.dport,
+            &self.proto,
+            &self.class,
+        ];
+        let pairs = [&self.src, &self.dst, &self.ports, &self.kind];
+        let top = self.top.as_ref().map_or(0, |t| {
+            t.pairs.ids.len() * 2 + t.sets.len() * 8 + t.first.len() * 4
+        });
+        top + tables.iter().map(|t| t.len() * 2).sum::<usize>()
+            + pairs.iter().map(|p| p.ids.len() * 2).sum::<usize>()
+            + self.addrs.memory()
+            + self.rest.memory()
+            + self.decides.len()
+    }
+}
+
+/// The verdict of `rule` for a packet inside every chunk it admits, when
+/// the chunks hold its tests exactly (every instruction a set, each
+/// address set one interval that the high and low chunks cut without
+/// widening; protocol and class bits have chunks of their own) and its
+/// action is a plain `allow` or `deny`: then the evaluator would match it
+/// and stop.
+fn decides(
+    rule: &Rule,
+    c: &Constraints,
+    src: &Option<Set<u32>>,
+    dst: &Option<Set<u32>>,
+) -> Option<Verdict> {
+    let one_box = |s: &Option<Set<u32>>| match s.as_deref() {
+        None => true,
+        Some([(a, b)]) => a >> 16 == b >> 16 || (a & 0xffff == 0 && b & 0xffff == 0xffff),
+        Some(_) => false,
+    };
+    let plain = rule.prob.is_none() && rule.state_op == StateOp::None && !rule.probe;
+    if !(plain && c.exact && one_box(src) && one_box(dst)) {
+        return None;
+    }
+    match rule.quick {
+        Quick::Accept => Some(Verdict::Pass),
+        Quick::Deny => Some(Verdict::Drop),
+        _ => None,
+    }
+}
+
+/// A chunk of `size` values: per value, the class of the rules whose
+/// intervals (`ranges[r]`, inclusive, within the chunk) hold it.
+fn chunk(size: usize, words: usize, ranges: &[Vec<(u32, u32)>]) -> Option<(Box<[u16]>, Classes)> {
+    // Every rule's intervals as edges: (value, rule, starts).
+    let mut edges: Vec<(u32, u32, bool)> = Vec::new();
+    for (r, set) in ranges.iter().enumerate() {
+        for &(a, b) in &normalize(set.clone()) {
+            edges.push((a, r as u32, true));
+            if (b as usize) + 1 < size {
+                edges.push((b + 1, r as u32, false));
+            }
+        }
+    }
+    // Ends before starts at one value: adjacent intervals stay in.
+    edges.sort_unstable();
+    let mut classes = Classes::default();
+    let mut table = vec![0u16; size].into_boxed_slice();
+    let mut bits = vec![0u64; words];
+    let (mut start, mut k) = (0, 0);
+    loop {
+        while let Some(&(_, r, starts)) = edges.get(k).filter(|e| e.0 as usize == start) {
+            let (w, bit) = (r as usize / 64, 1u64 << (r % 64));
+            bits[w] = if starts {
+                bits[w] | bit
+            } else {
+                bits[w] & !bit
+            };
+            k += 1;
+        }
+        let end = edges.get(k).map_or(size, |e| e.0 as usize);
+        table[start..end].fill(classes.intern(&bits)?);
+        if end == size {
+            return Some((table, classes));
+        }
+        start = end;
+    }
+}
+
+/// The class-bits chunk: per value, the rules whose header class test it
+/// passes.
+fn class_chunk(prog: &Program, words: usize) -> Option<(Box<[u16]>, Classes)> {
+    let mut classes = Classes::default();
+    let mut bits = vec![0u64; words];
+    let table = (0..1u32 << CLASS_BITS)
+        .map(|c| {
+            bits.fill(0);
+            for (r, rule) in prog.rules.iter().enumerate() {
+                if c & rule.class_mask == rule.class_bits {
+                    bits[r / 64] |= 1 << (r % 64);
+                }
+            }
+            classes.intern(&bits)
+        })
+        .collect::<Option<Vec<u16>>>()?;
+    Some((table.into_boxed_slice(), classes))
+}
+
+/// The combining table of two phases' classes (their bitsets, `words`
+/// each); None past the cell limits. With `ends` (per rule: a walk that
+/// reaches it ends there), each set is cut after its first such rule,
+/// keeping the default rule: what follows is never walked, and the sets
+/// that differ only there are one class.
+fn pairs(
+    a: &[u64],
+    b: &[u64],
+    words: usize,
+    cells: &mut usize,
+    ends: Option<&[bool]>,
+) -> Option<(Pairs, Classes)> {
+    let (rows, cols) = (a.len() / words, b.len() / words);
+    let size = rows.checked_mul(cols)?;
+    *cells += size;
+    if size > MAX_CELLS || *cells > MAX_TOTAL_CELLS {
+        return None;
+    }
+    let mut out = Classes::default();
+    let mut ids = Vec::with_capacity(size);
+    let mut bits = vec![0u64; words];
+    for x in a.chunks_exact(words) {
+        for y in b.chunks_exact(words) {
+            for ((o, x), y) in bits.iter_mut().zip(x).zip(y) {
+                *o = x & y;
+            }
+            if let Some(ends) = ends {
+                cut_after_end(&mut bits, ends);
+            }
+            ids.push(out.intern(&bits)?);
+        }
+    }
+    Some((Pairs { cols, ids }, out))
+}
+
+/// Clears every rule after the first that `ends`, but the last (the
+/// default rule).
+fn cut_after_end(bits: &mut [u64], ends: &[bool]) {
+    let set = |r: usize| bits[r / 64] >> (r % 64) & 1 == 1;
+    let Some(r) = (0..ends.len()).find(|&r| ends[r] && set(r)) else {
+        return;
+    };
+    let last = ends.len() - 1;
+    bits[r / 64] &= u64::MAX >> (63 - r % 64);
+    bits[r / 64 + 1..].fill(0);
+    bits[last / 64] |= 1 << (last % 64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Last;
+    use crate::classify::BitClassifier;
+    use crate::{load, packet_class, Engine, WalkKind};
+    use weir_gen::{GenConfig, Generator};
+    use weir_wire::{decode, Direction, LinkType, Packet};
+
+    fn trace(n: u64) -> Vec<Packet> {
+        let mut g = Generator::new(GenConfig {
+            seed: 11,
+            count: n,
+            ..GenConfig::default()
+        });
+        let mut out = Vec::new();
+        while let Some(f) = g.next_frame() {
+            let mut p = decode(LinkType::ETHERNET, f.data, f.data.len() as u32);
+            p.direction = [Direction::In, Direction::Out][out.len() % 2];
+            out.push(p);
+        }
+        out
+    }
+
+    /// The repository's 100-rule rulesets over generated traffic: the
+    /// recursive tables are built to a final class, decide most IPv4
+    /// packets alone, and every decision and counter equals the linear
+    /// walk's.
+    #[test]
+    fn the_repository_rulesets_decide_as_the_linear_walk() {
+        let packets = trace(50_000);
+        for file in ["realistic-100.rules", "blocklist-100.rules"] {
+            let path = format!("{}/../../rules/{file}", env!("CARGO_MANIFEST_DIR"));
+            let text = std::fs::read_to_string(&path).expect("ruleset");
+            let prog = load(&text, &Default::default(), &Default::default()).expect("compiles");
+            let c = BitClassifier::build(&prog).expect("bitsets");
+            let mut linear = Engine::builder(prog.clone()).walk(WalkKind::Linear).build();
+            let mut bits = Engine::builder(prog).walk(WalkKind::Bits).build();
+            let rfc = c.rfc().expect("recursive tables");
+            assert!(rfc.top.is_some(), "{file}: both sides combined");
+            let v4: Vec<&Packet> = packets.iter().filter(|p| p.ip_version == 4).collect();
+            let mut words = vec![0; c.words()];
+            let decided = v4
+                .iter()
+                .filter(|p| c.lookup(p, packet_class(p), &mut words).is_some())
+                .count();
+            assert!(decided * 2 > v4.len(), "{file}: {decided} decided alone");
+            for (k, p) in packets.iter().enumerate() {
+                assert_eq!(
+                    bits.decide(p),
+                    linear.decide(p),
+                    "{file}, packet {k}: {p:?}"
+                );
+            }
+            assert!(bits.counters() == linear.counters(), "{file}: counters");
+        }
+    }
+
+    /// ClassBench-like sets of 1,000 rules get recursive tables, with the
+    /// address classes combined where their table fits (acl, ipc) and
+    /// ANDed apart where it does not (fw), and the two sides ANDed; the
+    /// classifier differential tests (tests/classifier.rs) walk them
+    /// against the linear walk.
+    #[test]
+    fn a_thousand_rules_combined_or_apart() {
+        use weir_classbench::gen::{filters, Kind};
+        let mut kinds = Vec::new();
+        for kind in Kind::ALL {
+            let text = weir_rules::print_ruleset(&weir_classbench::to_weir::import(&filters(
+                kind, 1000, 1,
+            )));
+            let prog = load(&text, &Default::default(), &Default::default()).expect("compiles");
+            let c = BitClassifier::build(&prog).expect("bitsets");
+            let rfc = c.rfc().expect("recursive tables");
+            assert!(
+                rfc.top.is_none(),
+                "{}: the final table is too large",
+                kind.name()
+            );
+            kinds.push(matches!(rfc.addrs, Last::Combined(..)));
+        }
+        assert_eq!(
+            kinds,
+            [true, false, true],
+            "acl, fw, ipc addresses combined"
+        );
+    }
+}
