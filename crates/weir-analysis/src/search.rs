@@ -1,0 +1,76 @@
+//! `weir search`: one packet that fits a match and gets a decision, or
+//! the proof that none exists.
+
+use crate::bdd::FALSE;
+use crate::flow::{forward, Model};
+use crate::lint::{caveat, decided};
+use crate::report::Witness;
+use crate::rules::rule_bounds;
+use crate::witness::Point;
+use crate::Analyser;
+use weir_engine::{Env, Program, Verdict};
+
+/// Which decision the packet must get.
+#[derive(Clone, Debug, Default)]
+pub struct Goal {
+    /// The verdict (`allow` → pass, `deny` → drop)…
+    pub verdict: Option<Verdict>,
+    /// …or the deciding rule's action word (`reject`, `unreach`, …).
+    pub action: Option<String>,
+    /// The deciding rule's number.
+    pub decided_by: Option<u16>,
+}
+
+#[derive(Debug)]
+pub struct SearchResult {
+    /// None: no packet fits (a proof when `caveat` is None).
+    pub witness: Option<Witness>,
+    pub caveat: Option<String>,
+}
+
+/// Searches `prog` for a packet matching the first rule of `query`
+/// (a one-rule ruleset, `count MATCH`) that gets `goal`.
+pub fn search(
+    a: &mut Analyser,
+    prog: &Program,
+    env: &Env,
+    query: &Program,
+    goal: &Goal,
+) -> Result<SearchResult, String> {
+    let s = &mut a.space;
+    let m = Model::new(s, prog, env);
+    let flow = forward(s, &m, s.universe, None)?;
+    let q = rule_bounds(s, query, env, &query.rules[0]);
+    let mut want = FALSE;
+    for (t, r) in prog.rules.iter().enumerate() {
+        if goal.decided_by.is_some_and(|n| n != r.number) {
+            continue;
+        }
+        let word = r.action_text.split_whitespace().next().unwrap_or("");
+        if goal.action.as_deref().is_some_and(|w| w != word) {
+            continue;
+        }
+        for (set, v) in [(flow.pass[t], Verdict::Pass), (flow.drop[t], Verdict::Drop)] {
+            if goal.verdict.is_none_or(|g| g == v) {
+                want = s.bdd.or(want, set);
+            }
+        }
+    }
+    let found = s.bdd.and(want, q.hi);
+    let mut why = caveat(&m, &flow);
+    if let Some(w) = q.why {
+        why = Some(match why {
+            Some(c) => format!("{c}, {w} (the match)"),
+            None => format!("analysed conservatively: {w} (the match)"),
+        });
+    }
+    let witness = Point::pick(&a.space, found).map(|p| {
+        let mut w = decided(&a.space, &flow, p);
+        w.decided_by = w.rule.map(|i| prog.rules[i].number);
+        w
+    });
+    Ok(SearchResult {
+        witness,
+        caveat: why,
+    })
+}
