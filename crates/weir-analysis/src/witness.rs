@@ -78,6 +78,55 @@ impl Point {
         })
     }
 
+    /// A packet made by hand (tests, enumerations): no ports, flags or
+    /// type yet, inbound, interface class 0.
+    pub fn manual(version: u8, proto: u8, src: &str, dst: &str) -> Point {
+        let parse = |a: &str| {
+            weir_wire::addr_to_u128(a.parse().expect("a literal address in the caller"))
+        };
+        Point {
+            ip_version: version,
+            proto,
+            src: src.into(),
+            dst: dst.into(),
+            src_port: None,
+            dst_port: None,
+            tcp_flags: None,
+            icmp_type: None,
+            fragment: false,
+            more_fragments: false,
+            direction: "in",
+            interface: None,
+            iface_class: 0,
+            raw_src: parse(src),
+            raw_dst: parse(dst),
+            flags: 0,
+            bits: Vec::new(),
+        }
+    }
+
+    pub fn ports(mut self, src: u16, dst: u16) -> Point {
+        (self.src_port, self.dst_port) = (Some(src), Some(dst));
+        self
+    }
+
+    pub fn flags(mut self, flags: u8) -> Point {
+        self.flags = flags;
+        self.tcp_flags = Some(flag_names(flags));
+        self
+    }
+
+    pub fn icmp(mut self, t: u8) -> Point {
+        self.icmp_type = Some(t);
+        self
+    }
+
+    /// A later fragment of this packet.
+    pub fn fragment(mut self) -> Point {
+        self.fragment = true;
+        self
+    }
+
     pub fn dir(&self) -> Direction {
         if self.direction == "out" {
             Direction::Out
