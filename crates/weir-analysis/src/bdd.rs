@@ -169,8 +169,16 @@ impl Bdd {
         }
         let (na, nb) = (self.nodes[a as usize], self.nodes[b as usize]);
         let var = na.var.min(nb.var);
-        let (alo, ahi) = if na.var == var { (na.lo, na.hi) } else { (a, a) };
-        let (blo, bhi) = if nb.var == var { (nb.lo, nb.hi) } else { (b, b) };
+        let (alo, ahi) = if na.var == var {
+            (na.lo, na.hi)
+        } else {
+            (a, a)
+        };
+        let (blo, bhi) = if nb.var == var {
+            (nb.lo, nb.hi)
+        } else {
+            (b, b)
+        };
         let lo = self.apply(op, alo, blo);
         let hi = self.apply(op, ahi, bhi);
         let s = self.node(var, lo, hi);

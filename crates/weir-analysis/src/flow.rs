@@ -63,10 +63,14 @@ impl<'p> Model<'p> {
     /// Rules that make states of the name probe rule `i` fires.
     fn state_makers(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
         let name = self.prog.rules[i].state_name;
-        self.prog.rules.iter().enumerate().filter_map(move |(t, r)| {
-            let makes = r.state_op != StateOp::None;
-            (makes && (name == ANY_STATE || r.state_name == name)).then_some(t)
-        })
+        self.prog
+            .rules
+            .iter()
+            .enumerate()
+            .filter_map(move |(t, r)| {
+                let makes = r.state_op != StateOp::None;
+                (makes && (name == ANY_STATE || r.state_name == name)).then_some(t)
+            })
     }
 }
 
@@ -179,7 +183,15 @@ pub fn forward_from(
         match rule.act {
             Act::Accept | Act::Fwd => f.pass[i] = s.bdd.or(f.pass[i], hit),
             Act::Deny => f.drop[i] = s.bdd.or(f.drop[i], hit),
-            Act::Skipto => push(s, &mut work, &mut f, stop, key(&stack, rule.jump as usize), hit, i),
+            Act::Skipto => push(
+                s,
+                &mut work,
+                &mut f,
+                stop,
+                key(&stack, rule.jump as usize),
+                hit,
+                i,
+            ),
             Act::SkiptoTablearg => {
                 f.inexact[i] = Some("skipto tablearg");
                 for t in i + 1..n {
@@ -213,11 +225,27 @@ pub fn forward_from(
                 }
                 let mut inner = stack.clone();
                 inner.push(i as u32 + 1);
-                push(s, &mut work, &mut f, stop, key(&inner, rule.jump as usize), hit, i);
+                push(
+                    s,
+                    &mut work,
+                    &mut f,
+                    stop,
+                    key(&inner, rule.jump as usize),
+                    hit,
+                    i,
+                );
             }
             Act::Return if !stack.is_empty() => {
                 let (ret, outer) = stack.split_last().expect("not empty");
-                push(s, &mut work, &mut f, stop, key(outer, *ret as usize), hit, i);
+                push(
+                    s,
+                    &mut work,
+                    &mut f,
+                    stop,
+                    key(outer, *ret as usize),
+                    hit,
+                    i,
+                );
             }
             // count, setfib, setdscp, tcp-setmss, tee, ngtee, check-state,
             // hand-offs without one_pass, a call too deep, a return with
@@ -316,9 +344,8 @@ pub fn backward(s: &mut Space, m: &Model) -> Result<Verdicts, String> {
         let (stack, i) = split(k);
         let r = &m.prog.rules[i];
         let b = m.bounds[i];
-        let get = |at: &BTreeMap<Key, (Set, Set)>, to: Key| {
-            at.get(&to).copied().unwrap_or((FALSE, TRUE))
-        };
+        let get =
+            |at: &BTreeMap<Key, (Set, Set)>, to: Key| at.get(&to).copied().unwrap_or((FALSE, TRUE));
         let next = if i + 1 < n {
             get(&at, key(stack, i + 1))
         } else {

@@ -177,9 +177,7 @@ fn unreachable(
     );
     f.blockers = taken.iter().map(|x| RuleRef::of(prog, x.0)).collect();
     f.different_action = Some(any_differs);
-    f.witness = taken
-        .first()
-        .and_then(|x| witness(&a.space, flow, x.1));
+    f.witness = taken.first().and_then(|x| witness(&a.space, flow, x.1));
     f.caveat = caveat;
     Ok(f)
 }
@@ -208,7 +206,10 @@ fn redundant(
             continue;
         }
         let next = key(split(&k).0, i + 1);
-        let (lo, hi) = v.at.get(&next).copied().unwrap_or((FALSE, crate::bdd::TRUE));
+        let (lo, hi) =
+            v.at.get(&next)
+                .copied()
+                .unwrap_or((FALSE, crate::bdd::TRUE));
         let same = if pass {
             s.bdd.subset(hit, lo)
         } else {

@@ -165,7 +165,11 @@ fn insn_bounds(s: &mut Space, prog: &Program, env: &Env, ins: &Insn) -> Bounds {
             if ins.arg & !mask != 0 {
                 FALSE
             } else {
-                let m = s.masked(f, weir_wire::v4_mapped(ins.arg), !0u128 << 32 | u128::from(mask));
+                let m = s.masked(
+                    f,
+                    weir_wire::v4_mapped(ins.arg),
+                    !0u128 << 32 | u128::from(mask),
+                );
                 s.bdd.and(m, s.v4)
             }
         }
@@ -194,7 +198,11 @@ fn insn_bounds(s: &mut Space, prog: &Program, env: &Env, ins: &Insn) -> Bounds {
             s.bdd.and(any, s.has_ports)
         }
         Op::SrcPortRange | Op::DstPortRange => {
-            let f = if ins.op == Op::SrcPortRange { SPORT } else { DPORT };
+            let f = if ins.op == Op::SrcPortRange {
+                SPORT
+            } else {
+                DPORT
+            };
             let r = s.range(f, arg & 0xffff, arg >> 16);
             s.bdd.and(r, s.has_ports)
         }

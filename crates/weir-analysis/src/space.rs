@@ -218,7 +218,9 @@ impl Space {
 
     /// Reads a field out of a picked assignment.
     pub fn read(bits: &[bool], f: Field) -> u128 {
-        (0..f.bits).fold(0u128, |v, k| v << 1 | u128::from(bits[usize::from(f.at + k)]))
+        (0..f.bits).fold(0u128, |v, k| {
+            v << 1 | u128::from(bits[usize::from(f.at + k)])
+        })
     }
 }
 
@@ -279,6 +281,9 @@ mod tests {
     fn interface_classes_separate_what_patterns_separate() {
         let c = iface_classes(&["em0", "em*", "lo0"]);
         let names: Vec<_> = c.iter().map(|n| n.as_deref()).collect();
-        assert_eq!(names, [Some("other0"), Some("em0"), Some("em"), Some("lo0")]);
+        assert_eq!(
+            names,
+            [Some("other0"), Some("em0"), Some("em"), Some("lo0")]
+        );
     }
 }

@@ -81,9 +81,8 @@ impl Point {
     /// A packet made by hand (tests, enumerations): no ports, flags or
     /// type yet, inbound, interface class 0.
     pub fn manual(version: u8, proto: u8, src: &str, dst: &str) -> Point {
-        let parse = |a: &str| {
-            weir_wire::addr_to_u128(a.parse().expect("a literal address in the caller"))
-        };
+        let parse =
+            |a: &str| weir_wire::addr_to_u128(a.parse().expect("a literal address in the caller"));
         Point {
             ip_version: version,
             proto,
@@ -138,7 +137,8 @@ impl Point {
     /// The packet as a raw IP frame (LINKTYPE_RAW).
     pub fn frame(&self) -> Vec<u8> {
         let mut buf = Vec::with_capacity(96);
-        let frag_v4 = if self.fragment { 1 } else { 0 } | if self.more_fragments { b::IP_MF } else { 0 };
+        let frag_v4 =
+            if self.fragment { 1 } else { 0 } | if self.more_fragments { b::IP_MF } else { 0 };
         let off = if self.ip_version == 4 {
             let h = b::Ipv4 {
                 src: (self.raw_src as u32).to_be_bytes(),
@@ -155,7 +155,11 @@ impl Point {
             let h = b::Ipv6 {
                 src: self.raw_src.to_be_bytes(),
                 dst: self.raw_dst.to_be_bytes(),
-                next: if fragmented { b::PROTO_IPV6_FRAG } else { self.proto },
+                next: if fragmented {
+                    b::PROTO_IPV6_FRAG
+                } else {
+                    self.proto
+                },
                 hop_limit: 64,
                 flow_label: 0,
             };

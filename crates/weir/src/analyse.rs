@@ -1,0 +1,252 @@
+//! `weir lint`, `weir search`, `weir diff`: the ruleset analysis
+//! (weir-analysis) on the command line. Exit codes as linters have them:
+//! 0 nothing found, 1 findings (a packet found, a difference), 2 usage or
+//! rule-file errors.
+
+use crate::cli::EngineArgs;
+use crate::setup::{build_engine, load_tables};
+use crate::{outputs, Failure};
+use clap::{Args, ValueEnum};
+use std::path::{Path, PathBuf};
+use weir_analysis::report::{self, describe, verdict_word};
+use weir_analysis::{Analyser, DiffOptions, Goal, Point};
+use weir_engine::{CompileOptions, Engine, Verdict};
+use weir_io::{Interface, PcapngWriter};
+use weir_rules::Names;
+use weir_wire::LinkType;
+
+const EXIT_CODES: &str = "Exit status: 0 nothing found, 1 findings, 2 usage or rule-file errors.";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Sarif,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = EXIT_CODES)]
+pub struct LintArgs {
+    /// Ruleset file (ipfw syntax, ppp `set filter` lines or a ppp.conf).
+    pub rules: PathBuf,
+    /// Under each finding: the rule, the rules that block or cover it, a
+    /// witness packet and the rule that decides it.
+    #[arg(long)]
+    pub explain: bool,
+    /// Output format (`--json` is `--format json`).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Exit status: 0 a packet was found, 1 none exists, 2 usage or rule-file errors."
+)]
+pub struct SearchArgs {
+    /// Ruleset file.
+    pub rules: PathBuf,
+    /// An ipfw match body: `tcp from 192.0.2.0/24 to any 22 setup`.
+    #[arg(value_name = "MATCH")]
+    pub query: String,
+    /// The decision: allow or deny (the verdict), or an action word such
+    /// as reject or unreach (the deciding rule's action).
+    #[arg(long, value_name = "ACTION")]
+    pub action: Option<String>,
+    /// The rule number that must decide the packet.
+    #[arg(long, value_name = "N")]
+    pub decided_by: Option<u16>,
+    /// Write the packet as pcapng, for `weir explain -r FILE --packet 1`.
+    #[arg(short = 'w', value_name = "FILE")]
+    pub write: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = EXIT_CODES)]
+pub struct DiffArgs {
+    /// The ruleset before.
+    pub old: PathBuf,
+    /// The ruleset after.
+    pub new: PathBuf,
+    /// Also packets with the same verdict whose deciding rule changed.
+    #[arg(long)]
+    pub rules: bool,
+    /// Write one witness packet per difference as pcapng.
+    #[arg(short = 'w', value_name = "FILE")]
+    pub write: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+fn runtime(e: String) -> Failure {
+    Failure::Runtime(e)
+}
+
+pub fn lint(args: &LintArgs) -> Result<bool, Failure> {
+    let names = Names::system();
+    let engine = build_engine(&args.rules, &args.engine, &names)?;
+    let mut a = Analyser::new(&[&engine.program]);
+    let findings = weir_analysis::lint(&mut a, &engine.program, &engine.env).map_err(runtime)?;
+    let file = args.rules.display().to_string();
+    let format = if args.json { Format::Json } else { args.format };
+    let text = match format {
+        Format::Text => report::text(&file, &findings, args.explain),
+        Format::Json => json_line(&serde_json::json!({ "file": file, "findings": findings })),
+        Format::Sarif => json_line(&report::sarif(&file, &findings)),
+    };
+    outputs::print(&text)?;
+    Ok(!findings.is_empty())
+}
+
+fn json_line(v: &serde_json::Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// The exit status: 1 when something was found.
+pub fn code(result: Result<bool, Failure>) -> std::process::ExitCode {
+    match result {
+        Ok(true) => std::process::ExitCode::from(1),
+        Ok(false) => std::process::ExitCode::SUCCESS,
+        Err(e) => crate::exit(Err(e)),
+    }
+}
+
+pub fn search(args: &SearchArgs) -> Result<bool, Failure> {
+    let names = Names::system();
+    let engine = build_engine(&args.rules, &args.engine, &names)?;
+    let opts = CompileOptions {
+        tables: load_tables(&args.engine.tables)?,
+        no_me: args.engine.me.is_empty(),
+        ..CompileOptions::default()
+    };
+    let text = format!("count {}", args.query);
+    let query = weir_engine::load(&text, &names, &opts)
+        .map_err(|errors| crate::setup::rules_failure("MATCH", &text, &errors))?;
+    let goal = goal(args)?;
+    let mut a = Analyser::new(&[&engine.program, &query]);
+    let found_it = weir_analysis::search(&mut a, &engine.program, &engine.env, &query, &goal)
+        .map_err(runtime)?;
+    let out = if args.json {
+        json_line(&serde_json::json!({
+            "found": found_it.witness.is_some(),
+            "witness": found_it.witness,
+            "caveat": found_it.caveat,
+        }))
+    } else {
+        let mut s = match &found_it.witness {
+            Some(w) => format!(
+                "{} -> rule {} ({})\n",
+                describe(&w.packet),
+                w.decided_by.unwrap_or(0),
+                w.verdict.map_or("?", verdict_word)
+            ),
+            None => "no packet fits: none exists\n".to_string(),
+        };
+        if let Some(c) = &found_it.caveat {
+            s += &format!("note: {c}\n");
+        }
+        s
+    };
+    if let (Some(path), Some(w)) = (&args.write, &found_it.witness) {
+        write_witnesses(path, &a, [&w.packet])?;
+    }
+    outputs::print(&out)?;
+    Ok(found_it.witness.is_none())
+}
+
+fn goal(args: &SearchArgs) -> Result<Goal, Failure> {
+    let mut g = Goal {
+        decided_by: args.decided_by,
+        ..Goal::default()
+    };
+    match args.action.as_deref() {
+        None => {}
+        Some("allow" | "accept" | "pass" | "permit") => g.verdict = Some(Verdict::Pass),
+        Some("deny" | "drop") => g.verdict = Some(Verdict::Drop),
+        Some(word) => g.action = Some(word.to_string()),
+    }
+    Ok(g)
+}
+
+pub fn diff(args: &DiffArgs) -> Result<bool, Failure> {
+    let names = Names::system();
+    let old = build_engine(&args.old, &args.engine, &names)?;
+    let new: Engine = build_engine(&args.new, &args.engine, &names)?;
+    let mut a = Analyser::new(&[&old.program, &new.program]);
+    let opts = DiffOptions { rules: args.rules };
+    let d = weir_analysis::diff(&mut a, &old.program, &new.program, &old.env, &opts)
+        .map_err(runtime)?;
+    let out = if args.json {
+        json_line(&serde_json::json!({ "changes": d.changes, "caveat": d.caveat }))
+    } else {
+        let (o, n) = (args.old.display(), args.new.display());
+        let mut s = String::new();
+        for c in &d.changes {
+            s += &format!(
+                "{o}:{}: rule {} ({}) -> {n}:{}: rule {} ({}): {}\n",
+                c.old.line,
+                c.old.number,
+                verdict_word(c.old_verdict),
+                c.new.line,
+                c.new.number,
+                verdict_word(c.new_verdict),
+                describe(&c.witness)
+            );
+        }
+        if let Some(c) = &d.caveat {
+            s += &format!("note: {c}\n");
+        }
+        s
+    };
+    if let Some(path) = &args.write {
+        write_witnesses(path, &a, d.changes.iter().map(|c| &c.witness))?;
+    }
+    outputs::print(&out)?;
+    Ok(!d.changes.is_empty())
+}
+
+/// Witnesses as pcapng: one named interface per interface class, the
+/// direction in each packet's flags, so `weir explain` sees them as the
+/// analysis did.
+fn write_witnesses<'p>(
+    path: &Path,
+    a: &Analyser,
+    points: impl IntoIterator<Item = &'p Point>,
+) -> Result<(), Failure> {
+    let fail = |e| Failure::from_io(&path.display().to_string(), e);
+    let file = std::fs::File::create(path).map_err(fail)?;
+    let mut w = PcapngWriter::new(file).map_err(fail)?;
+    for name in a.interface_names() {
+        let iface = Interface {
+            link_type: LinkType::RAW,
+            snaplen: 0,
+            name: name.map(str::to_string),
+        };
+        w.add_interface(&iface).map_err(fail)?;
+    }
+    for p in points {
+        let f = p.frame();
+        let no_comments: [&str; 0] = [];
+        w.write_frame(
+            u32::from(p.iface_class),
+            0,
+            f.len() as u32,
+            &f,
+            p.dir(),
+            no_comments,
+        )
+        .map_err(fail)?;
+    }
+    w.flush().map_err(fail)
+}
