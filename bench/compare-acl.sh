@@ -60,7 +60,7 @@ fi
 eal=(--no-huge --no-pci -l 0 -m "${DPDK_MEM:-2048}" --log-level=error --force-max-simd-bitwidth=512
      --file-prefix="weir-compare-$$")
 
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. bench/quantile.sh
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
 json_field() { sed -n "s/.*\"$1\": *\([0-9.e+-]*\).*/\1/p" | head -1; }
 

@@ -42,7 +42,7 @@ rules="$work/one-rule.rules"
 echo "100 allow tcp from any to any 80" > "$rules"
 expr='tcp dst port 80'
 
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. bench/quantile.sh
 time_of() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); awk -v s="$s" -v e="$e" 'BEGIN {printf "%.6f\n", e - s}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
 

@@ -92,7 +92,7 @@ stop_weir() { # sets decided: packets weir decided (not in a $(…): wait needs 
 }
 queue_drops() { in_r awk '$1 == 0 { print $6 + $7 }' /proc/net/netfilter/nfnetlink_queue; }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. bench/quantile.sh
 rate() { awk -v p="$1" -v s="$secs" 'BEGIN { printf "%.0f", p / s }'; }
 
 echo "== verdicts per second: ${secs}s UDP flood, $runs runs each, medians"
@@ -126,7 +126,7 @@ awk -v a="${results[weir-allow]}" -v b="${results[kernel-accept]}" -v c="${resul
 
 echo "== latency: ping RTT, $pings echoes 2 ms apart (request and reply both forwarded)"
 rtts() { ip netns exec "$S" ping -c "$pings" -i 0.002 -W 1 10.201.2.2 | sed -n 's/.*time=\([0-9.]*\) ms/\1/p' | sort -n; }
-pct() { awk -v q="$1" '{ v[NR] = $1 } END { i = int(q * NR + 0.999); if (i < 1) i = 1; printf "%.0f", v[i] * 1000 }'; }
+pct() { quantile "$1" | awk '{ printf "%.0f", $1 * 1000 }'; }
 steer accept
 rtts >"$work/plain"
 steer queue

@@ -21,7 +21,7 @@ trace="$work/trace-$packets.pcap"
 echo "100 allow tcp from any to any 80" > "$work/one-rule.rules"
 expr='tcp dst port 80'
 
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. bench/quantile.sh
 time_of() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); awk -v s="$s" -v e="$e" 'BEGIN {print e - s}'; }
 
 echo "capture: $trace ($(du -h "$trace" | cut -f1), $packets packets)"

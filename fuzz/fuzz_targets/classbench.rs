@@ -38,8 +38,7 @@ fuzz_target!(|data: &[u8]| {
         let prog = weir_engine::compile(&c.ruleset, &Names::default(), &CompileOptions::default())
             .expect("parsed filters always compile");
         for linear in [false, true] {
-            let mut e = Engine::new(prog.clone());
-            e.set_linear(linear);
+            let mut e = Engine::builder(prog.clone()).linear(linear).build();
             for x in &h {
                 let got = c.filter_number(e.decide(&c.packet(x)).rule);
                 let want = first_match(&f, x, fields);

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use weir_engine::{CompileOptions, DispatchKind, Engine, LogFormat, Logger, Program};
 use weir_rules::Names;
-use weir_wire::LinkType;
+use weir_wire::{Fields, LinkType};
 
 const LINK_TYPES: [u32; 13] = [0, 1, 9, 12, 14, 50, 101, 104, 108, 113, 228, 229, 276];
 
@@ -53,11 +53,13 @@ fn program() -> &'static Program {
 
 fn engine(dispatch: DispatchKind) -> Engine {
     let prog = program();
-    let mut e = Engine::new(prog.clone());
-    e.dispatch = dispatch;
-    e.env.me = vec![
-        (weir_wire::v4_mapped(u32::from(std::net::Ipv4Addr::new(192, 0, 2, 1))), 4),
-    ];
+    let mut e = Engine::builder(prog.clone())
+        .dispatch(dispatch)
+        .me(vec![(
+            weir_wire::v4_mapped(u32::from(std::net::Ipv4Addr::new(192, 0, 2, 1))),
+            4,
+        )])
+        .build();
     let logger = Logger::new(Box::new(io::sink()), LogFormat::Json, &Names::default(), &prog.rules);
     e.set_logger(logger);
     e.set_interfaces(&[Some("eth0"), Some("ppp0"), None, Some("lo")]);
@@ -79,13 +81,21 @@ fuzz_target!(|data: &[u8]| {
 
     let p = weir_wire::decode(LinkType(link), frame, orig_len);
 
+    // Fewer fields decoded (the selector's bits) change only those fields.
+    let fields = Fields::from_bits(sel);
+    let some = weir_wire::decode_with(LinkType(link), frame, orig_len, fields);
+    assert_eq!(some, fields.keep(&p), "{fields:?}");
+
     let mut m = engine(DispatchKind::Match);
     let mut t = engine(DispatchKind::Table);
+    let mut lean = engine(DispatchKind::Table);
+    let q = weir_wire::decode_with(LinkType(link), frame, orig_len, lean.fields());
     // Twice, so the second walk sees non-zero counters and spent logamounts.
     for _ in 0..2 {
         let dm = m.decide(&p);
         let dt = t.decide(&p);
         assert_eq!(dm, dt, "dispatchers disagree on {p:?}");
+        assert_eq!(lean.decide(&q), dt, "the program's fields decide as full decoding");
     }
     if let Some(l) = m.logger_mut() {
         let _ = l.flush();

@@ -18,11 +18,12 @@
 
 use crate::clock::{ticks, Clock};
 use crate::observe::RuleTimer;
-use crate::stats::percentile;
 use serde::Serialize;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 use weir_engine::{CostCounter, Engine};
+use weir_stats::cdf::{self, Line, Panel, Scale};
+use weir_stats::{median, quantile};
 use weir_wire::Packet;
 
 /// How long to run.
@@ -88,6 +89,8 @@ pub struct BenchReport {
     pub ns_per_packet_mean: f64,
     /// Per-packet samples (one clock read each; see `clock.overhead_ns`).
     pub ns_per_packet: Percentiles,
+    /// How percentiles and medians are taken: `weir_stats::METHOD`.
+    pub quantiles: &'static str,
     pub samples: usize,
     /// Rules tried (header checked) and micro-instructions run, per packet.
     pub rules_per_packet: f64,
@@ -129,7 +132,7 @@ pub fn run(engine: &mut Engine, packets: &[Packet], opts: &Options) -> BenchRepo
     }
     let seconds = started.elapsed().as_secs_f64();
     round_secs.sort_by(f64::total_cmp);
-    let median_round = round_secs[round_secs.len() / 2].max(1e-12);
+    let median_round = median(&round_secs).unwrap_or(0.0).max(1e-12);
     let pps = packets.len() as f64 / median_round;
 
     // Per-packet samples: as many rounds as fit in max_samples.
@@ -145,12 +148,12 @@ pub fn run(engine: &mut Engine, packets: &[Packet], opts: &Options) -> BenchRepo
         }
     }
     samples.sort_unstable();
-    let pct = |q: f64| clock.ns(u64::from(percentile(&samples, q).unwrap_or(0)));
+    let pct = |q: f64| clock.ns(u64::from(quantile(&samples, q).unwrap_or(0)));
     let ns_per_packet = Percentiles {
-        p20: pct(20.0),
-        p50: pct(50.0),
-        p99: pct(99.0),
-        max: pct(100.0),
+        p20: pct(0.2),
+        p50: pct(0.5),
+        p99: pct(0.99),
+        max: pct(1.0),
     };
     let sorted_ns = samples
         .iter()
@@ -162,7 +165,7 @@ pub fn run(engine: &mut Engine, packets: &[Packet], opts: &Options) -> BenchRepo
         black_box(engine.decide_observed(p, &mut cost));
     }
 
-    let rules = engine.program.rules.len();
+    let rules = engine.program().rules.len();
     let mut timer = RuleTimer::new(rules);
     for p in packets {
         timer.start();
@@ -176,7 +179,7 @@ pub fn run(engine: &mut Engine, packets: &[Packet], opts: &Options) -> BenchRepo
         .collect();
     let total: f64 = net.iter().sum::<f64>().max(1e-9);
     let per_rule = engine
-        .program
+        .program()
         .rules
         .iter()
         .enumerate()
@@ -195,7 +198,7 @@ pub fn run(engine: &mut Engine, packets: &[Packet], opts: &Options) -> BenchRepo
         .collect();
 
     BenchReport {
-        dispatch: engine.dispatch,
+        dispatch: engine.dispatch(),
         packets: packets.len() as u64,
         ip_packets: packets.iter().filter(|p| p.l3 == weir_wire::L3::Ip).count() as u64,
         rules,
@@ -204,6 +207,7 @@ pub fn run(engine: &mut Engine, packets: &[Packet], opts: &Options) -> BenchRepo
         packets_per_second: pps,
         ns_per_packet_mean: 1e9 / pps,
         ns_per_packet,
+        quantiles: weir_stats::METHOD,
         samples: samples.len(),
         rules_per_packet: cost.rules as f64 / n as f64,
         insns_per_packet: cost.insns as f64 / n as f64,
@@ -215,6 +219,18 @@ pub fn run(engine: &mut Engine, packets: &[Packet], opts: &Options) -> BenchRepo
 }
 
 impl BenchReport {
+    /// The CDF of per-packet cost as an SVG document, marked at the
+    /// percentiles the report prints.
+    pub fn plot(&self, title: &str) -> String {
+        cdf::svg(&[Panel {
+            title: title.to_owned(),
+            x_label: "ns per packet (log scale)".into(),
+            scale: Scale::Log,
+            lines: vec![Line::new("", &self.sorted_ns, f64::from)],
+            marks: true,
+        }])
+    }
+
     /// The report as a table for people.
     pub fn text(&self) -> String {
         use std::fmt::Write;
@@ -233,8 +249,8 @@ impl BenchReport {
         let p = &self.ns_per_packet;
         let _ = writeln!(
             s,
-            "ns/packet      p20 {:.1}  p50 {:.1}  p99 {:.1}  max {:.0}  ({} samples, each incl. one clock read)",
-            p.p20, p.p50, p.p99, p.max, self.samples
+            "ns/packet      p20 {:.1}  p50 {:.1}  p99 {:.1}  max {:.0}  ({} samples, {}, each incl. one clock read)",
+            p.p20, p.p50, p.p99, p.max, self.samples, self.quantiles
         );
         let _ = writeln!(
             s,

@@ -17,14 +17,15 @@
 
 use crate::bpf;
 use crate::clock::Clock;
-use crate::stats::{least_squares, spread, Spread};
+use crate::fit::least_squares;
 use serde::Serialize;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use weir_engine::{load, CompileOptions, DispatchKind, Engine};
+use weir_engine::{load, CompileOptions, DispatchKind, Engine, WalkKind};
 use weir_io::PcapWriter;
 use weir_rules::Names;
+use weir_stats::Spread;
 use weir_wire::{decode, Direction, LinkType, Packet};
 
 /// ipfw's in-kernel figures (FreeBSD, 2009 hardware).
@@ -123,6 +124,8 @@ pub struct CalibrateReport {
     pub clock: Clock,
     pub packets: usize,
     pub reps: usize,
+    /// How medians and quartiles are taken: `weir_stats::METHOD`.
+    pub quantiles: &'static str,
     pub ks: Vec<usize>,
     pub ms: Vec<usize>,
     pub weir: Vec<Fit>,
@@ -186,11 +189,11 @@ pub fn frames(n: usize) -> Vec<Vec<u8>> {
 fn engine(rules: &str, dispatch: DispatchKind) -> Engine {
     let prog = load(rules, &Names::default(), &CompileOptions::default())
         .expect("synthetic rules compile");
-    let mut e = Engine::new(prog);
-    e.dispatch = dispatch;
     // Calibration measures the rule walk itself: ipfw's loop, no classifier.
-    e.set_linear(true);
-    e
+    Engine::builder(prog)
+        .dispatch(dispatch)
+        .walk(WalkKind::Linear)
+        .build()
 }
 
 /// ns per packet: rounds over `packets` for about `span`, median of three
@@ -218,7 +221,7 @@ fn time_engine(e: &mut Engine, packets: &[Packet], span: Duration) -> f64 {
         })
         .collect();
     batches.sort_by(f64::total_cmp);
-    batches[1]
+    weir_stats::median(&batches).unwrap_or(0.0)
 }
 
 /// Runs the sweep; `progress` gets a line per repetition.
@@ -280,7 +283,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> CalibrateReport {
         .iter()
         .enumerate()
         .map(|(di, &d)| {
-            let col = |j: usize| spread(&fits[di].iter().map(|f| f[j]).collect::<Vec<_>>());
+            let col = |j: usize| Spread::of(&fits[di].iter().map(|f| f[j]).collect::<Vec<_>>());
             Fit {
                 dispatch: d,
                 intercept_ns: col(0),
@@ -292,7 +295,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> CalibrateReport {
                     .map(|(pi, &(k, m))| Point {
                         k,
                         m,
-                        ns_per_packet: spread(&ns[di][pi]).median,
+                        ns_per_packet: Spread::of(&ns[di][pi]).median,
                     })
                     .collect(),
             }
@@ -307,6 +310,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> CalibrateReport {
         clock,
         packets: packets.len(),
         reps: opts.reps.max(1),
+        quantiles: weir_stats::METHOD,
         ks: opts.ks.clone(),
         ms: opts.ms.clone(),
         weir,
@@ -378,7 +382,7 @@ fn measure_bpf(opts: &Options, raw: &[Vec<u8>], progress: &mut dyn FnMut(&str)) 
             opts.reps.max(1)
         ));
     }
-    let col = |j: usize| spread(&slopes.iter().map(|f| f[j]).collect::<Vec<_>>());
+    let col = |j: usize| Spread::of(&slopes.iter().map(|f| f[j]).collect::<Vec<_>>());
     BpfFit {
         status: "measured",
         reason: None,
@@ -397,7 +401,7 @@ fn measure_bpf(opts: &Options, raw: &[Vec<u8>], progress: &mut dyn FnMut(&str)) 
                 },
                 bf_len: lens[i],
                 tcpdump_d: bpf::tcpdump_d_len(&exprs[i]),
-                ns_per_packet: spread(&ns[i]).median,
+                ns_per_packet: Spread::of(&ns[i]).median,
             })
             .collect(),
     }
@@ -410,8 +414,8 @@ impl CalibrateReport {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "fit: ns/packet = a + k·(h + m·c); k in {:?} rules, m in {:?} instructions; {} packets in memory; {} repetitions; median [IQR]",
-            self.ks, self.ms, self.packets, self.reps
+            "fit: ns/packet = a + k·(h + m·c); k in {:?} rules, m in {:?} instructions; {} packets in memory; {} repetitions; median [IQR], {}",
+            self.ks, self.ms, self.packets, self.reps, self.quantiles
         );
         let _ = writeln!(
             s,

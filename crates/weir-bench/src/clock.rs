@@ -87,7 +87,7 @@ fn rate(span: Duration) -> f64 {
         })
         .collect();
     rates.sort_by(f64::total_cmp);
-    rates[1]
+    weir_stats::median(&rates).unwrap_or(1.0)
 }
 
 /// Median and minimum of `n` back-to-back read differences, in ticks.
@@ -100,5 +100,6 @@ fn overhead_ticks(n: usize) -> (f64, f64) {
         })
         .collect();
     d.sort_unstable();
-    (d[n / 2] as f64, d[0] as f64)
+    let at = |q| weir_stats::quantile(&d, q).unwrap_or(0) as f64;
+    (at(0.5), at(0.0))
 }

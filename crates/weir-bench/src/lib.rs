@@ -9,8 +9,9 @@
 //! - [`calibrate`]: the ipfw profile repeated: synthetic k×m rulesets, a
 //!   least-squares fit of ns per rule header and per micro-instruction, and
 //!   libpcap's BPF interpreter measured the same way ([`bpf`]).
-//! - [`stats`]: percentiles, median and IQR, least squares.
-//! - [`svg`]: a small hand-written CDF plot.
+//! - [`fit`]: least squares.
+//!
+//! Percentiles, medians and the CDF plot come from `weir_stats`.
 
 pub mod bench;
 pub mod bpf;
@@ -18,6 +19,5 @@ pub mod calibrate;
 // `_rdtsc` is still an unsafe intrinsic; this is its one call.
 #[allow(unsafe_code)]
 pub mod clock;
+pub mod fit;
 pub mod observe;
-pub mod stats;
-pub mod svg;

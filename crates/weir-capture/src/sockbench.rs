@@ -90,9 +90,9 @@ pub struct CaseResult {
 }
 
 impl CaseResult {
-    /// Nearest-rank percentile, `q` in 0..=1.
+    /// The `q` quantile (0..=1; `weir_stats::METHOD`), 0 for no samples.
     pub fn percentile(&self, q: f64) -> f64 {
-        percentile(&self.samples_us, q)
+        weir_stats::quantile(&self.samples_us, q).unwrap_or(0.0)
     }
     pub fn median(&self) -> f64 {
         self.percentile(0.5)
@@ -100,15 +100,6 @@ impl CaseResult {
     pub fn p99(&self) -> f64 {
         self.percentile(0.99)
     }
-}
-
-/// Nearest-rank percentile of sorted samples (0 for none).
-pub fn percentile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = (q * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 /// Runs every case `runs` times (after `warmup` untimed rounds) in a fresh
@@ -153,13 +144,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nearest_rank_percentiles() {
-        let v: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentile(&v, 0.5), 50.0);
-        assert_eq!(percentile(&v, 0.99), 99.0);
-        assert_eq!(percentile(&v, 1.0), 100.0);
-        assert_eq!(percentile(&v, 0.0), 1.0);
-        assert_eq!(percentile(&[7.0], 0.99), 7.0);
-        assert_eq!(percentile(&[], 0.5), 0.0);
+    fn case_percentiles() {
+        let r = |samples_us: Vec<f64>| CaseResult {
+            case: Case::ProtoInBind,
+            samples_us,
+        };
+        let hundred = r((1..=100).map(f64::from).collect());
+        assert_eq!((hundred.median(), hundred.p99()), (50.0, 99.0));
+        assert_eq!(
+            (hundred.percentile(0.0), hundred.percentile(1.0)),
+            (1.0, 100.0)
+        );
+        assert_eq!(r(vec![]).median(), 0.0);
     }
 }

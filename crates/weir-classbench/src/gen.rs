@@ -30,6 +30,7 @@
 
 use crate::parse::{Filter, Header, Prefix};
 use weir_gen::Rng;
+use weir_wire::proto;
 
 /// Which ClassBench seed the set resembles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,12 +101,12 @@ static ACL: Profile = Profile {
         ((0, 0), 1),
     ],
     protocols: &[
-        ((6, 0xff), 62),
-        ((17, 0xff), 22),
-        ((1, 0xff), 6),
+        ((proto::TCP, 0xff), 62),
+        ((proto::UDP, 0xff), 22),
+        ((proto::ICMP, 0xff), 6),
         ((0, 0), 8),
-        ((47, 0xff), 1),
-        ((50, 0xff), 1),
+        ((proto::GRE, 0xff), 1),
+        ((proto::ESP, 0xff), 1),
     ],
     ports: &[
         ((Wc, Em), 52),
@@ -138,11 +139,11 @@ static FW: Profile = Profile {
         ((0, 16), 6),
     ],
     protocols: &[
-        ((6, 0xff), 48),
-        ((17, 0xff), 28),
+        ((proto::TCP, 0xff), 48),
+        ((proto::UDP, 0xff), 28),
         ((0, 0), 18),
-        ((1, 0xff), 5),
-        ((50, 0xff), 1),
+        ((proto::ICMP, 0xff), 5),
+        ((proto::ESP, 0xff), 1),
     ],
     ports: &[
         ((Wc, Wc), 22),
@@ -174,11 +175,11 @@ static IPC: Profile = Profile {
         ((32, 24), 8),
     ],
     protocols: &[
-        ((6, 0xff), 42),
-        ((17, 0xff), 26),
+        ((proto::TCP, 0xff), 42),
+        ((proto::UDP, 0xff), 26),
         ((0, 0), 27),
-        ((1, 0xff), 4),
-        ((47, 0xff), 1),
+        ((proto::ICMP, 0xff), 4),
+        ((proto::GRE, 0xff), 1),
     ],
     ports: &[
         ((Wc, Wc), 34),
@@ -371,7 +372,7 @@ pub fn filters(kind: Kind, n: usize, seed: u64) -> Vec<Filter> {
         let src = src_pool.draw(&mut rng, sl);
         let dst = dst_pool.draw(&mut rng, dl);
         let (proto, proto_mask) = rng.weighted(prof.protocols);
-        let (sc, dc) = if proto_mask == 0xff && (proto == 6 || proto == 17) {
+        let (sc, dc) = if proto_mask == 0xff && (proto == proto::TCP || proto == proto::UDP) {
             rng.weighted(prof.ports)
         } else {
             (Wc, Wc)

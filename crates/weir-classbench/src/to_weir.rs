@@ -36,10 +36,7 @@ use weir_rules::{
     Action, Addr, AddrSpec, Body, FlagSpec, Opt, OptionItem, Port, PortRange, PortSpec, Proto,
     Rule, Ruleset, Span, MAX_RULE_NUMBER,
 };
-use weir_wire::{v4_mapped, Packet, L3};
-
-/// The protocols that carry ports in ipfw (and weir).
-pub const PORT_PROTOCOLS: [u8; 3] = [6, 17, 132];
+use weir_wire::{proto, v4_mapped, Packet, L3};
 
 /// The rule number of filter `i` (0-based) of `n`: `i + 1` while the set
 /// fits in ipfw's 1..=65534; beyond that, spread evenly over that range
@@ -94,10 +91,10 @@ pub fn admitted_protocols(f: &Filter) -> Vec<u8> {
 /// How a protocol number is written in imported rules.
 fn proto_word(p: u8) -> Proto {
     match p {
-        1 => Proto::Name("icmp".into(), Span::default()),
-        6 => Proto::Name("tcp".into(), Span::default()),
-        17 => Proto::Name("udp".into(), Span::default()),
-        132 => Proto::Name("sctp".into(), Span::default()),
+        proto::ICMP => Proto::Name("icmp".into(), Span::default()),
+        proto::TCP => Proto::Name("tcp".into(), Span::default()),
+        proto::UDP => Proto::Name("udp".into(), Span::default()),
+        proto::SCTP => Proto::Name("sctp".into(), Span::default()),
         n => Proto::Number(n),
     }
 }
@@ -149,7 +146,7 @@ fn import_one(f: &Filter, number: u16) -> Rule {
         let kept: Vec<u8> = admitted
             .iter()
             .copied()
-            .filter(|p| PORT_PROTOCOLS.contains(p))
+            .filter(|p| proto::WITH_PORTS.contains(p))
             .collect();
         if kept.len() < admitted.len() {
             comment = Some(if kept.is_empty() {
@@ -254,7 +251,7 @@ impl Compiled {
         let native = filters.iter().all(|f| {
             let exact_or_any = matches!(f.proto_mask, 0 | 0xff);
             let ports_ok =
-                !has_ports(f) || (f.proto_mask == 0xff && PORT_PROTOCOLS.contains(&f.proto));
+                !has_ports(f) || (f.proto_mask == 0xff && proto::WITH_PORTS.contains(&f.proto));
             exact_or_any && ports_ok
         });
         let encoding = if native {
@@ -297,7 +294,7 @@ impl Compiled {
     pub fn packet(&self, h: &Header) -> Packet {
         let (proto, tos) = match self.encoding {
             Encoding::Native => (h.proto, 0),
-            Encoding::ProtoInTos => (6, h.proto),
+            Encoding::ProtoInTos => (proto::TCP, h.proto),
         };
         let ip_len = match self.fields {
             Fields::WithFlags => h
@@ -343,7 +340,7 @@ fn exact_body(f: &Filter, enc: Encoding) -> Body {
             }
         }
         Encoding::ProtoInTos => {
-            body.proto = vec![Proto::Number(6)];
+            body.proto = vec![Proto::Number(proto::TCP)];
             if f.proto_mask != 0 {
                 body.options.push(OptionItem {
                     not: false,

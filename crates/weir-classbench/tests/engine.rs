@@ -12,9 +12,7 @@ use weir_wire::{v4_mapped, Packet, L3};
 fn engine(c: &Compiled, linear: bool) -> Engine {
     let prog = weir_engine::compile(&c.ruleset, &Names::default(), &CompileOptions::default())
         .expect("filters compile");
-    let mut e = Engine::new(prog);
-    e.set_linear(linear);
-    e
+    Engine::builder(prog).linear(linear).build()
 }
 
 /// Every header's answer from the engine equals the reference's.

@@ -1,8 +1,9 @@
 //! The classifier on large generated rulesets.
 //!
-//! `cargo bench -p weir-engine --bench classify`: ClassBench-like rulesets
-//! (`common/rulegen.rs`, seed 1) of 1k, 10k and 100k rules of each kind
-//! (acl, fw, ipc), with a trace of packets drawn from the rules (seed 2),
+//! `cargo bench -p weir-engine --bench classify`: `weir_classbench::gen`
+//! rulesets (`common/rulegen.rs`, seed 1: what `weir gen-rules --seed 1`
+//! writes, imported) of 1k, 10k and 100k rules of each kind (acl, fw, ipc),
+//! with its trace of headers drawn from the rules (seed 2),
 //! through the default walk (bitsets up to 1024 rules, tries above) and,
 //! at 1k and 10k rules, the linear walk. Criterion reports packets/s; the
 //! build time, classifier memory and average candidate count are printed
@@ -49,8 +50,7 @@ fn bench(c: &mut Criterion) {
             );
             let mut walks = vec![("classified", e, &trace[..])];
             if n <= 10_000 {
-                let mut linear = Engine::new(prog);
-                linear.set_walk(WalkKind::Linear);
+                let linear = Engine::builder(prog).walk(WalkKind::Linear).build();
                 walks.push(("linear", linear, &trace[..LINEAR_PACKETS]));
             }
             for (walk, engine, packets) in walks {

@@ -26,9 +26,7 @@ const PACKETS: u64 = 1_000_000;
 fn engine(rules: &str, dispatch: DispatchKind) -> Engine {
     let prog =
         load(rules, &Names::default(), &CompileOptions::default()).expect("ruleset compiles");
-    let mut e = Engine::new(prog);
-    e.dispatch = dispatch;
-    e
+    Engine::builder(prog).dispatch(dispatch).build()
 }
 
 fn bench(c: &mut Criterion) {

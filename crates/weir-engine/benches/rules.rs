@@ -18,7 +18,7 @@
 mod common;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use weir_engine::{load, CompileOptions, Engine, LogFormat, Logger};
+use weir_engine::{load, CompileOptions, Engine, LogFormat, Logger, WalkKind};
 use weir_rules::Names;
 use weir_wire::Packet;
 
@@ -27,16 +27,15 @@ const PACKETS: u64 = 100_000;
 fn engine(rules: &str, log: bool) -> Engine {
     let names = Names::default();
     let prog = load(rules, &names, &CompileOptions::default()).expect("ruleset compiles");
-    let mut e = Engine::new(prog);
     // The per-rule slope is the linear walk's (the classifier would prune
     // these rules, which no packet can match).
-    e.set_linear(true);
+    let mut e = Engine::builder(prog).walk(WalkKind::Linear).build();
     if log {
         let logger = Logger::new(
             Box::new(std::io::sink()),
             LogFormat::Text,
             &names,
-            &e.program.rules,
+            &e.program().rules,
         );
         e.set_logger(logger);
     }

@@ -1,7 +1,7 @@
 //! Replays generated packets through a ruleset many times, for profilers:
 //! `valgrind --tool=callgrind target/release/examples/profile_eval RULES [N] [ROUNDS] [table] [linear]`.
 
-use weir_engine::{load, CompileOptions, CostCounter, DispatchKind, Engine};
+use weir_engine::{load, CompileOptions, CostCounter, DispatchKind, Engine, WalkKind};
 use weir_gen::{GenConfig, Generator};
 use weir_rules::Names;
 use weir_wire::{decode, Direction, LinkType};
@@ -24,15 +24,16 @@ fn main() {
     }
     let prog =
         load(&rules, &Names::default(), &CompileOptions::default()).expect("ruleset compiles");
-    let mut e = Engine::new(prog);
+    let mut b = Engine::builder(prog);
     // Optional 4th and 5th arguments: `table` dispatch, `linear` walk.
     for flag in args.iter().skip(4) {
-        match flag.as_str() {
-            "table" => e.dispatch = DispatchKind::Table,
-            "linear" => e.set_linear(true),
+        b = match flag.as_str() {
+            "table" => b.dispatch(DispatchKind::Table),
+            "linear" => b.walk(WalkKind::Linear),
             other => panic!("unknown flag {other}"),
         }
     }
+    let mut e = b.build();
     let start = std::time::Instant::now();
     for _ in 0..rounds {
         for p in &packets {

@@ -12,7 +12,8 @@ use crate::ops::{packet_class, Ctx, Dispatch, Env, MatchDispatch, TableDispatch}
 use crate::program::{class, Program, Verdict};
 use crate::state::{StateConfig, StateTable};
 use serde::Serialize;
-use weir_wire::{Malformed, Packet, L3};
+use std::sync::Arc;
+use weir_wire::{Fields, Malformed, Packet, L3};
 
 /// How the evaluator dispatches on opcodes (same verdicts either way).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -83,21 +84,130 @@ impl Stats {
     }
 }
 
+/// The part of an engine that never changes once built, shared by every
+/// worker running the same ruleset: the program and its classifier.
+struct Shared {
+    program: Program,
+    /// Candidate rules per packet (None: walk every rule).
+    classifier: Option<Classifier>,
+    /// The packet fields the program reads (`Program::reads`).
+    fields: Fields,
+}
+
+/// A compiled ruleset deciding packets: the shared program and classifier,
+/// and what is this engine's own (settings, counters, states, logger).
+/// Made by [`Engine::builder`]; [`Engine::replica`] makes another for a
+/// worker without building anything again.
 pub struct Engine {
-    pub program: Program,
-    pub env: Env,
-    pub policy: Policy,
-    pub dispatch: DispatchKind,
+    shared: Arc<Shared>,
+    env: Env,
+    policy: Policy,
+    dispatch: DispatchKind,
     counters: Vec<RuleCounter>,
     stats: Stats,
     logger: Option<Logger>,
-    /// Candidate rules per packet (None: walk every rule).
-    classifier: Option<Classifier>,
     /// The current packet's candidate bitset (`Classifier::Bits`),
     /// reused; the tries' candidates are merged in place (`TrieWalk`).
     candidates: Candidates,
     /// Dynamic states, when the program makes or probes any.
     states: Option<StateTable>,
+}
+
+/// An engine's configuration, all given before the classifier is built
+/// (a linear walk builds none).
+pub struct EngineBuilder {
+    program: Program,
+    walk: WalkKind,
+    dispatch: DispatchKind,
+    policy: Policy,
+    env: Env,
+    state_config: Option<StateConfig>,
+}
+
+impl EngineBuilder {
+    /// How packets find their candidate rules (default: [`WalkKind::Auto`]).
+    pub fn walk(mut self, walk: WalkKind) -> EngineBuilder {
+        self.walk = walk;
+        self
+    }
+
+    /// `--linear`: every rule in order, and no classifier built. False
+    /// leaves the walk as it was.
+    pub fn linear(self, linear: bool) -> EngineBuilder {
+        if linear {
+            self.walk(WalkKind::Linear)
+        } else {
+            self
+        }
+    }
+
+    pub fn dispatch(mut self, dispatch: DispatchKind) -> EngineBuilder {
+        self.dispatch = dispatch;
+        self
+    }
+
+    /// Verdicts for frames the rules never see.
+    pub fn policy(mut self, policy: Policy) -> EngineBuilder {
+        self.policy = policy;
+        self
+    }
+
+    /// This host's addresses (`--me`), with their IP versions.
+    pub fn me(mut self, me: Vec<(u128, u8)>) -> EngineBuilder {
+        self.env.me = me;
+        self
+    }
+
+    /// The FIB a packet starts in (`--fib`).
+    pub fn fib(mut self, fib: u16) -> EngineBuilder {
+        self.env.fib = fib;
+        self
+    }
+
+    /// The seed of `prob` draws (`--seed`).
+    pub fn seed(mut self, seed: u64) -> EngineBuilder {
+        self.env.seed = seed;
+        self
+    }
+
+    /// Dynamic-state tunables that override the program's own.
+    pub fn state_config(mut self, config: StateConfig) -> EngineBuilder {
+        self.state_config = Some(config);
+        self
+    }
+
+    /// Builds the classifier the walk asks for (none for a linear walk),
+    /// then the engine.
+    pub fn build(self) -> Engine {
+        let EngineBuilder {
+            mut program,
+            walk,
+            dispatch,
+            policy,
+            env,
+            state_config,
+        } = self;
+        if let Some(config) = state_config {
+            program.state_config = config;
+        }
+        let classifier = match walk {
+            WalkKind::Linear => None,
+            WalkKind::Auto if program.rules.len() <= CLASSIFY_FROM_RULES => None,
+            WalkKind::Auto => Classifier::build(&program),
+            WalkKind::Bits => BitClassifier::build(&program).map(|b| Classifier::Bits(Box::new(b))),
+            WalkKind::Trie => TrieClassifier::build(&program).map(Classifier::Trie),
+        };
+        Engine::of(
+            Arc::new(Shared {
+                fields: program.reads(),
+                program,
+                classifier,
+            }),
+            env,
+            policy,
+            dispatch,
+        )
+    }
 }
 
 #[derive(Default)]
@@ -138,61 +248,89 @@ pub enum WalkKind {
 pub const CLASSIFY_FROM_RULES: usize = 8;
 
 impl Engine {
-    /// An engine with the classifier on when it pays: for rulesets of at
-    /// least [`CLASSIFY_FROM_RULES`] rules that are not too big for it.
-    /// [`set_linear`](Self::set_linear) decides explicitly.
+    /// An engine with every setting at its default: the classifier on when
+    /// it pays (rulesets of more than [`CLASSIFY_FROM_RULES`] rules that are
+    /// not too big for it). [`Engine::builder`] sets the rest first.
     pub fn new(program: Program) -> Engine {
-        let mut e = Engine {
+        Engine::builder(program).build()
+    }
+
+    /// Configuration for an engine running `program`.
+    pub fn builder(program: Program) -> EngineBuilder {
+        EngineBuilder {
+            program,
+            walk: WalkKind::Auto,
+            dispatch: DispatchKind::default(),
+            policy: Policy::default(),
+            env: Env::default(),
+            state_config: None,
+        }
+    }
+
+    fn of(shared: Arc<Shared>, env: Env, policy: Policy, dispatch: DispatchKind) -> Engine {
+        let program = &shared.program;
+        Engine {
             states: program
                 .has_state()
                 .then(|| StateTable::new(program.state_config)),
-            classifier: None,
-            candidates: Candidates::default(),
+            candidates: Candidates::for_classifier(shared.classifier.as_ref()),
             counters: vec![RuleCounter::default(); program.rules.len()],
-            program,
-            env: Env::default(),
-            policy: Policy::default(),
-            dispatch: DispatchKind::default(),
+            shared,
+            env,
+            policy,
+            dispatch,
             stats: Stats::default(),
             logger: None,
-        };
-        if e.program.rules.len() > CLASSIFY_FROM_RULES {
-            e.set_walk(WalkKind::Auto);
-        }
-        e
-    }
-
-    /// Walks every rule in order instead of the classifier's candidates.
-    /// The results are identical; only the cost differs.
-    pub fn set_linear(&mut self, linear: bool) {
-        if linear {
-            self.set_walk(WalkKind::Linear);
-        } else if self.classifier.is_none() {
-            self.set_walk(WalkKind::Auto);
         }
     }
 
-    /// Chooses how packets find their candidate rules (building the
-    /// classifier now). The results are identical; only the cost differs.
-    pub fn set_walk(&mut self, kind: WalkKind) {
-        let prog = &self.program;
-        self.classifier = match kind {
-            WalkKind::Linear => None,
-            WalkKind::Auto => Classifier::build(prog),
-            WalkKind::Bits => BitClassifier::build(prog).map(|b| Classifier::Bits(Box::new(b))),
-            WalkKind::Trie => TrieClassifier::build(prog).map(Classifier::Trie),
-        };
-        self.candidates = Candidates::for_classifier(self.classifier.as_ref());
+    /// Another engine for the same ruleset and settings, sharing the
+    /// program and classifier (nothing is built again), with counters,
+    /// states and candidates of its own and no logger: one per worker.
+    pub fn replica(&self) -> Engine {
+        Engine::of(
+            Arc::clone(&self.shared),
+            self.env.clone(),
+            self.policy,
+            self.dispatch,
+        )
+    }
+
+    /// The compiled ruleset.
+    #[inline]
+    pub fn program(&self) -> &Program {
+        &self.shared.program
+    }
+
+    /// The optional packet fields deciding reads: decode frames with
+    /// `weir_wire::decode_with(.., engine.fields())` and skip the rest
+    /// (a caller whose outputs read more adds theirs).
+    #[inline]
+    pub fn fields(&self) -> Fields {
+        self.shared.fields
+    }
+
+    /// This host's addresses, interfaces and replay settings.
+    pub fn env(&self) -> &Env {
+        &self.env
+    }
+
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    pub fn dispatch(&self) -> DispatchKind {
+        self.dispatch
     }
 
     /// Whether packets go through the classifier.
     pub fn classified(&self) -> bool {
-        self.classifier.is_some()
+        self.shared.classifier.is_some()
     }
 
     /// Which walk packets take now (`Linear` when no classifier is built).
     pub fn walk_kind(&self) -> WalkKind {
-        match self.classifier {
+        match self.shared.classifier {
             None => WalkKind::Linear,
             Some(Classifier::Bits(_)) => WalkKind::Bits,
             Some(Classifier::Trie(_)) => WalkKind::Trie,
@@ -210,12 +348,12 @@ impl Engine {
     /// allocates.
     pub fn candidate_rules(&mut self, p: &Packet) -> Vec<usize> {
         let class = packet_class(p);
-        let all = || (0..self.program.rules.len()).collect();
-        match &self.classifier {
+        let all = || (0..self.shared.program.rules.len()).collect();
+        match &self.shared.classifier {
             Some(Classifier::Bits(c)) if p.l3 == L3::Ip => {
                 let bits = &mut self.candidates.bits;
                 c.candidates(p, class, bits);
-                let rules = self.program.rules.len();
+                let rules = self.shared.program.rules.len();
                 let set = |(k, &word): (usize, &u64)| {
                     (0..64)
                         .filter(move |b| word >> b & 1 == 1)
@@ -245,7 +383,7 @@ impl Engine {
     /// packet as it was before the first rule.
     pub fn trace_rule(&self, p: &Packet, rule: usize) -> RuleTrace {
         let mut trace = Trace::default();
-        let (prog, env, ctx) = (&self.program, &self.env, &Ctx::new(0));
+        let (prog, env, ctx) = (&self.shared.program, &self.env, &Ctx::new(0));
         let matched = match self.dispatch {
             DispatchKind::Match => {
                 rule_matches::<MatchDispatch, _>(prog, env, p, rule, ctx, &mut trace)
@@ -263,7 +401,7 @@ impl Engine {
     ///
     /// [`trace_rule`]: Engine::trace_rule
     pub fn tablearg_target(&self, p: &Packet, rule: usize) -> usize {
-        crate::eval::tablearg_target(&self.program, rule, p, &self.env, &Ctx::new(0))
+        crate::eval::tablearg_target(&self.shared.program, rule, p, &self.env, &Ctx::new(0))
     }
 
     /// Rule `rule`'s action with `tablearg` replaced by what `p` finds in
@@ -275,7 +413,7 @@ impl Engine {
     pub fn resolved_action(&self, p: &Packet, rule: usize) -> Option<crate::program::RuleAction> {
         use crate::program::RuleAction as A;
         use weir_rules::{Arg, DivertPort, NatArg, Port, ValueField as F};
-        let prog = &self.program;
+        let prog = &self.shared.program;
         let ctx = Ctx::new(0);
         let field = |f| prog.tablearg(rule, p, &self.env, &ctx, f);
         let arg = |f| field(f).map(Arg::Number);
@@ -305,15 +443,10 @@ impl Engine {
 
     /// Bytes the classifier holds (0 when off).
     pub fn classifier_memory(&self) -> usize {
-        self.classifier.as_ref().map_or(0, Classifier::memory)
-    }
-
-    /// Replaces the dynamic-state tunables (flags override the ruleset's
-    /// settings); live states are dropped.
-    pub fn set_state_config(&mut self, config: StateConfig) {
-        if self.states.is_some() {
-            self.states = Some(StateTable::new(config));
-        }
+        self.shared
+            .classifier
+            .as_ref()
+            .map_or(0, Classifier::memory)
     }
 
     /// The dynamic states, when the program has state rules.
@@ -344,7 +477,7 @@ impl Engine {
 
     /// Tells the engine the capture's interface names (index = interface id).
     pub fn set_interfaces(&mut self, names: &[Option<&str>]) {
-        self.env.set_interfaces(&self.program, names);
+        self.env.set_interfaces(&self.shared.program, names);
         if let Some(l) = &mut self.logger {
             l.set_interfaces(names);
         }
@@ -380,7 +513,7 @@ impl Engine {
         out.clear();
         let mut leaves = [Leaves::LINEAR; BATCH];
         for chunk in packets.chunks(BATCH) {
-            match &self.classifier {
+            match &self.shared.classifier {
                 Some(Classifier::Trie(c)) => c.walk_batch(chunk, &mut leaves),
                 _ => {
                     out.extend(chunk.iter().map(|p| self.decide(p)));
@@ -406,7 +539,7 @@ impl Engine {
         let mut ctx = Ctx::new(self.stats.packets);
         // With net.link.ether.ipfw, an Ethernet frame also passes the rules
         // at layer 2 (see `two_passes`).
-        let layer2 = self.program.layer2 && p.has_mac;
+        let layer2 = self.shared.program.layer2 && p.has_mac;
         let decision = match p.l3 {
             L3::NonIp if layer2 => {
                 self.stats.non_ip += 1;
@@ -490,15 +623,19 @@ impl Engine {
         let index = self.stats.packets;
         let dispatch = self.dispatch;
         let Engine {
-            program,
+            shared,
             env,
             counters,
             logger,
-            classifier,
             candidates,
             states,
             ..
         } = self;
+        let Shared {
+            program,
+            classifier,
+            ..
+        } = &**shared;
         // The flow's states, if any, are looked up once, before the walk;
         // the classifier makes every probe rule a candidate for a packet
         // with a state.
@@ -561,10 +698,16 @@ impl Engine {
     pub fn carry_over(&mut self, old: &Engine) {
         use std::collections::{HashMap, VecDeque};
         let mut before: HashMap<(u16, &str), VecDeque<usize>> = HashMap::new();
-        for (i, r) in old.program.rules.iter().enumerate() {
+        for (i, r) in old.shared.program.rules.iter().enumerate() {
             before.entry((r.number, &r.text)).or_default().push_back(i);
         }
-        for (r, c) in self.program.rules.iter().zip(self.counters.iter_mut()) {
+        for (r, c) in self
+            .shared
+            .program
+            .rules
+            .iter()
+            .zip(self.counters.iter_mut())
+        {
             if let Some(i) = before
                 .get_mut(&(r.number, r.text.as_str()))
                 .and_then(VecDeque::pop_front)
@@ -642,5 +785,91 @@ impl Walker<'_, '_> {
                 program, env, &Linear, p, class, state, ctx, counters, log, obs,
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weir_wire::v4_mapped;
+
+    /// Twenty rules, one per destination port, then the default.
+    fn program() -> Program {
+        let text: String = (1..=20)
+            .map(|k| format!("{k} deny tcp from any to any {k}\n"))
+            .collect();
+        crate::load(&text, &weir_rules::Names::default(), &Default::default()).expect("rules")
+    }
+
+    fn tcp_to(port: u16) -> Packet {
+        Packet {
+            l3: L3::Ip,
+            ip_version: 4,
+            proto: 6,
+            src: v4_mapped(0x0a00_0001),
+            dst: v4_mapped(0x0a00_0002),
+            has_ports: true,
+            src_port: 1000,
+            dst_port: port,
+            ..Packet::default()
+        }
+    }
+
+    #[test]
+    fn a_linear_walk_builds_no_classifier() {
+        let auto = Engine::builder(program()).build();
+        assert_eq!(auto.walk_kind(), WalkKind::Bits);
+        assert!(auto.classifier_memory() > 0);
+        let linear = Engine::builder(program()).linear(true).build();
+        assert!(linear.shared.classifier.is_none());
+        assert_eq!(linear.walk_kind(), WalkKind::Linear);
+        let trie = Engine::builder(program()).walk(WalkKind::Trie).build();
+        assert_eq!(trie.walk_kind(), WalkKind::Trie);
+    }
+
+    #[test]
+    fn the_builder_sets_everything_before_the_first_packet() {
+        let policy = Policy {
+            non_ip: Verdict::Drop,
+            malformed: Verdict::Pass,
+        };
+        let e = Engine::builder(program())
+            .dispatch(DispatchKind::Match)
+            .policy(policy)
+            .me(vec![(v4_mapped(1), 4)])
+            .fib(3)
+            .seed(9)
+            .build();
+        assert_eq!(e.dispatch(), DispatchKind::Match);
+        assert_eq!(e.policy(), policy);
+        assert_eq!(
+            (e.env().me.clone(), e.env().fib, e.env().seed),
+            (vec![(v4_mapped(1), 4)], 3, 9)
+        );
+    }
+
+    /// Workers share one program and classifier and count on their own;
+    /// merged, their counters are what one engine would have counted.
+    #[test]
+    fn replicas_share_the_build_and_count_apart() {
+        let mut one = Engine::builder(program())
+            .dispatch(DispatchKind::Match)
+            .build();
+        let mut a = one.replica();
+        let mut b = one.replica();
+        assert!(Arc::ptr_eq(&a.shared, &one.shared) && Arc::ptr_eq(&b.shared, &one.shared));
+        assert_eq!(
+            (a.walk_kind(), a.dispatch()),
+            (WalkKind::Bits, DispatchKind::Match)
+        );
+        let packets: Vec<Packet> = (0..40).map(tcp_to).collect();
+        for (k, p) in packets.iter().enumerate() {
+            let d = one.decide(p);
+            let w = if k % 2 == 0 { &mut a } else { &mut b };
+            assert_eq!(w.decide(p), d);
+        }
+        a.add_counts(&b);
+        assert_eq!(a.counters(), one.counters());
+        assert_eq!(a.stats(), one.stats());
     }
 }

@@ -324,7 +324,7 @@ fn run(
             None
         }
         Act::TcpSetMss(mss) => {
-            let syn_with_mss = p.proto == 6
+            let syn_with_mss = p.proto == weir_wire::proto::TCP
                 && p.has_ports
                 && p.tcp_flags & tcp::SYN != 0
                 && p.tcp_opts & tcpopt::MSS != 0;

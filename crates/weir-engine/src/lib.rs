@@ -14,13 +14,16 @@ mod engine;
 mod eval;
 mod explain;
 mod log;
+mod opcodes;
 mod ops;
 mod program;
 mod state;
 mod tables;
 
 pub use compile::{compile, CompileOptions};
-pub use engine::{Decision, DispatchKind, Engine, Policy, Stats, WalkKind, CLASSIFY_FROM_RULES};
+pub use engine::{
+    Decision, DispatchKind, Engine, EngineBuilder, Policy, Stats, WalkKind, CLASSIFY_FROM_RULES,
+};
 pub use eval::{
     evaluate, tablearg_target, CandidateBits, Linear, NoObserver, Observer, RuleCounter, StateCtx,
     Walk, MAX_CALLS,

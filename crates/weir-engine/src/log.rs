@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::net::IpAddr;
 use weir_rules::ppp::{role_of, FilterSet, Role};
 use weir_rules::Names;
-use weir_wire::{Direction, Packet};
+use weir_wire::{proto, Direction, Packet};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum LogFormat {
@@ -138,8 +138,8 @@ impl Logger {
     fn ppp_line(&mut self, set: FilterSet, rule: &Rule, p: &Packet) -> io::Result<()> {
         let out = &mut self.out;
         let (sport, dport) = match p.proto {
-            6 | 17 if p.has_ports => (p.src_port, p.dst_port),
-            1 | 58 if p.has_icmp => (u16::from(p.icmp_type), 0),
+            proto::TCP | proto::UDP if p.has_ports => (p.src_port, p.dst_port),
+            proto::ICMP | proto::ICMPV6 if p.has_icmp => (u16::from(p.icmp_type), 0),
             _ => (0, 0),
         };
         let proto = self

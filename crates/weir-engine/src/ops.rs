@@ -5,9 +5,10 @@
 //! into a jump table or inlines) and [`TableDispatch`] (an array of function
 //! pointers indexed by opcode), over the same per-op functions, so the
 //! benchmark can repeat that measurement and tests can check they agree.
+//! Both are made from the opcode table (`opcodes.rs`).
 
 use crate::program::{class, Insn, Op, Program};
-use weir_wire::{frag, tcp, Direction, Packet};
+use weir_wire::{frag, proto, tcp, Direction, Packet};
 
 /// What the evaluator knows beyond the packet: this host's addresses,
 /// which interface patterns and interface-table entries each capture
@@ -202,100 +203,6 @@ pub trait Dispatch {
 pub struct MatchDispatch;
 pub struct TableDispatch;
 
-/// Lists every opcode with its function, in opcode order: the `match`
-/// dispatcher and the function table are both made from it.
-macro_rules! opcodes {
-    ($($op:ident => $f:ident,)*) => {
-        impl Dispatch for MatchDispatch {
-            #[inline(always)]
-            fn matches(ins: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
-                match ins.op {
-                    $(Op::$op => $f(ins, p, prog, env, ctx),)*
-                }
-            }
-        }
-
-        /// Indexed by `Op as usize`; the order must follow the enum
-        /// (checked by a test).
-        static TABLE: [OpFn; Op::COUNT] = [$($f,)*];
-
-        #[cfg(test)]
-        const ALL_OPS: [Op; Op::COUNT] = [$(Op::$op,)*];
-    };
-}
-
-opcodes! {
-    Never => never,
-    Proto => proto,
-    IpVersion => ip_version,
-    SrcNet => src_net,
-    DstNet => dst_net,
-    SrcMe => src_me,
-    DstMe => dst_me,
-    SrcPort => src_port,
-    DstPort => dst_port,
-    In => dir_in,
-    Out => dir_out,
-    Via => via,
-    Recv => recv,
-    Xmit => xmit,
-    Established => established,
-    Setup => setup,
-    TcpFlags => tcp_flags,
-    IcmpTypes => icmp_types,
-    Frag => is_frag,
-    IpOptions => ip_options,
-    IpTos => ip_tos,
-    IpLen => ip_len,
-    IpTtl => ip_ttl,
-    HasPorts => has_ports,
-    SrcPrefix4 => src_prefix4,
-    DstPrefix4 => dst_prefix4,
-    SrcPortRange => src_port_range,
-    DstPortRange => dst_port_range,
-    Icmp6Types => icmp6_types,
-    Ext6Hdr => ext6_hdr,
-    SrcTable => src_table,
-    DstTable => dst_table,
-    IpId => ip_id,
-    TcpDataLen => tcp_data_len,
-    TcpWin => tcp_win,
-    TcpMss => tcp_mss,
-    TcpSeq => tcp_seq,
-    TcpAck => tcp_ack,
-    TcpOpts => tcp_opts,
-    IpPrecedence => ip_precedence,
-    Dscp => dscp,
-    FragFlags => frag_flags,
-    Fib => fib,
-    Tagged => tagged,
-    MacAddr => mac_addr,
-    MacType => mac_type,
-    Layer2 => layer2,
-    Diverted => diverted,
-    FlowId => flow_id,
-    SrcSet => src_set,
-    DstSet => dst_set,
-    SrcPortTable => src_port_table,
-    DstPortTable => dst_port_table,
-    DscpTable => dscp_table,
-    FlowTable => flow_table,
-    IfaceTable => iface_table,
-}
-
-type OpFn = fn(&Insn, &Packet, &Program, &Env, &Ctx) -> bool;
-
-impl Dispatch for TableDispatch {
-    #[inline(always)]
-    fn matches(ins: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
-        TABLE[ins.op as usize](ins, p, prog, env, ctx)
-    }
-}
-
-const TCP: u8 = 6;
-const ICMP: u8 = 1;
-const ICMP6: u8 = 58;
-
 #[inline]
 fn pool<'a, T>(items: &'a [T], ins: &Insn) -> &'a [T] {
     &items[ins.arg as usize..ins.arg as usize + ins.len as usize]
@@ -329,7 +236,7 @@ fn iface_bit(env: &Env, p: &Packet, k: u32) -> bool {
 
 #[inline]
 fn is_tcp_with_header(p: &Packet) -> bool {
-    p.proto == TCP && p.has_ports
+    p.proto == proto::TCP && p.has_ports
 }
 
 #[inline]
@@ -369,19 +276,19 @@ fn iface_dir_ok(ins: &Insn, p: &Packet) -> bool {
     }
 }
 
-fn never(_: &Insn, _: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn never(_: &Insn, _: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     false
 }
-fn proto(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn proto(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     u32::from(p.proto) == i.arg
 }
-fn ip_version(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn ip_version(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     u32::from(p.ip_version) == i.arg
 }
-fn src_net(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn src_net(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     in_nets(prog, i, p.src, p.ip_version)
 }
-fn dst_net(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn dst_net(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     in_nets(prog, i, p.dst, p.ip_version)
 }
 /// `me` (arg 0) is any of this host's addresses, as ipfw's `me` matches
@@ -391,34 +298,34 @@ fn is_me(i: &Insn, p: &Packet, env: &Env, addr: u128) -> bool {
     (i.arg == 0 || u32::from(p.ip_version) == i.arg)
         && env.me.iter().any(|&(a, v)| a == addr && v == p.ip_version)
 }
-fn src_me(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
+pub(crate) fn src_me(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
     is_me(i, p, env, p.src)
 }
-fn dst_me(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
+pub(crate) fn dst_me(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
     is_me(i, p, env, p.dst)
 }
-fn src_port(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn src_port(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     p.has_ports && in_ranges(pool(&prog.ranges, i), p.src_port)
 }
-fn dst_port(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn dst_port(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     p.has_ports && in_ranges(pool(&prog.ranges, i), p.dst_port)
 }
-fn dir_in(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn dir_in(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.direction == Direction::In
 }
-fn dir_out(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn dir_out(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.direction == Direction::Out
 }
-fn via(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
+pub(crate) fn via(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
     iface_bit(env, p, i.arg)
 }
-fn recv(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
+pub(crate) fn recv(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
     p.direction == Direction::In && iface_bit(env, p, i.arg)
 }
-fn xmit(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
+pub(crate) fn xmit(i: &Insn, p: &Packet, _: &Program, env: &Env, _: &Ctx) -> bool {
     p.direction == Direction::Out && iface_bit(env, p, i.arg)
 }
-fn established(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn established(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     is_tcp_with_header(p) && is_established(p)
 }
 
@@ -429,103 +336,103 @@ fn established(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
 fn is_established(p: &Packet) -> bool {
     p.tcp_flags & (tcp::RST | tcp::ACK | tcp::SYN) != tcp::SYN
 }
-fn setup(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn setup(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     is_tcp_with_header(p) && p.tcp_flags & (tcp::SYN | tcp::ACK) == tcp::SYN
 }
-fn tcp_flags(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn tcp_flags(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     is_tcp_with_header(p) && flags_match(p.tcp_flags, i.arg)
 }
-fn icmp_types(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
-    p.proto == ICMP && p.has_icmp && p.icmp_type < 32 && i.arg & (1 << p.icmp_type) != 0
+pub(crate) fn icmp_types(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+    p.proto == proto::ICMP && p.has_icmp && p.icmp_type < 32 && i.arg & (1 << p.icmp_type) != 0
 }
-fn icmp6_types(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn icmp6_types(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     let t = usize::from(p.icmp_type);
-    p.proto == ICMP6
+    p.proto == proto::ICMPV6
         && p.ip_version == 6
         && p.has_icmp
         && prog.icmp6_types[i.arg as usize][t / 64] & (1 << (t % 64)) != 0
 }
-fn ext6_hdr(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn ext6_hdr(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 6 && u32::from(p.ext6) & i.arg != 0
 }
-fn src_table(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn src_table(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     prog.table_answer(i, prog.table_of(i).lookup_ip(p.src, p.ip_version))
         .is_some()
 }
-fn dst_table(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn dst_table(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     prog.table_answer(i, prog.table_of(i).lookup_ip(p.dst, p.ip_version))
         .is_some()
 }
-fn is_frag(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn is_frag(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.frag & frag::LATER != 0
 }
 // ipoptions, iptos, iplen, ipttl, ipid and ipprecedence look at IPv4
 // header fields: as in ipfw, an IPv6 packet never matches them (a `not`
 // still inverts that).
-fn ip_options(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn ip_options(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 4 && flags_match(p.ip_options, i.arg)
 }
-fn ip_tos(i: &Insn, p: &Packet, _: &Program, _: &Env, ctx: &Ctx) -> bool {
+pub(crate) fn ip_tos(i: &Insn, p: &Packet, _: &Program, _: &Env, ctx: &Ctx) -> bool {
     p.ip_version == 4 && flags_match(ctx.tos(p), i.arg)
 }
-fn ip_len(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn ip_len(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 4 && in_ranges(pool(&prog.ranges, i), p.ip_len)
 }
-fn ip_ttl(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn ip_ttl(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 4 && in_ranges(pool(&prog.ranges, i), u16::from(p.ttl))
 }
-fn ip_id(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn ip_id(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 4 && in_ranges(pool(&prog.ranges, i), p.ip_id)
 }
-fn ip_precedence(i: &Insn, p: &Packet, _: &Program, _: &Env, ctx: &Ctx) -> bool {
+pub(crate) fn ip_precedence(i: &Insn, p: &Packet, _: &Program, _: &Env, ctx: &Ctx) -> bool {
     p.ip_version == 4 && u32::from(ctx.tos(p) & 0xe0) == i.arg
 }
 /// DSCP: the top six bits of the IPv4 TOS or the IPv6 traffic class.
-fn dscp(i: &Insn, p: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
+pub(crate) fn dscp(i: &Insn, p: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
     is_ip(p) && prog.bitmaps[i.arg as usize] >> (ctx.tos(p) >> 2) & 1 == 1
 }
-fn has_ports(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn has_ports(_: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.has_ports
 }
-fn tcp_data_len(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn tcp_data_len(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     is_tcp_with_header(p) && in_ranges(pool(&prog.ranges, i), p.tcp_data_len)
 }
-fn tcp_win(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn tcp_win(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     is_tcp_with_header(p) && in_ranges(pool(&prog.ranges, i), p.tcp_win)
 }
 /// ipfw reads the MSS option of SYN segments only.
-fn tcp_mss(i: &Insn, p: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
+pub(crate) fn tcp_mss(i: &Insn, p: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
     is_tcp_with_header(p)
         && p.tcp_flags & tcp::SYN != 0
         && p.tcp_opts & weir_wire::tcpopt::MSS != 0
         && in_ranges(pool(&prog.ranges, i), ctx.mss(p))
 }
-fn tcp_seq(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn tcp_seq(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     is_tcp_with_header(p) && p.tcp_seq == i.arg
 }
-fn tcp_ack(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn tcp_ack(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     is_tcp_with_header(p) && p.tcp_ack == i.arg
 }
-fn tcp_opts(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn tcp_opts(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     is_tcp_with_header(p) && flags_match(p.tcp_opts, i.arg)
 }
 /// ipfw packs the IPv4 fragment flags into a byte: RF, DF, MF as bits 7..5
 /// (as they sit in the header) and bit 0 for a non-zero offset.
-fn frag_flags(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn frag_flags(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     let bit = |f: u8, b: u8| if p.frag & f != 0 { b } else { 0 };
     let byte =
         bit(frag::RF, 0x80) | bit(frag::DF, 0x40) | bit(frag::MF, 0x20) | bit(frag::LATER, 1);
     p.ip_version == 4 && flags_match(byte, i.arg)
 }
-fn fib(i: &Insn, _: &Packet, _: &Program, env: &Env, ctx: &Ctx) -> bool {
+pub(crate) fn fib(i: &Insn, _: &Packet, _: &Program, env: &Env, ctx: &Ctx) -> bool {
     u32::from(ctx.fib(env)) == i.arg
 }
-fn tagged(i: &Insn, _: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
+pub(crate) fn tagged(i: &Insn, _: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
     ctx.tags & prog.bitmaps[i.arg as usize] != 0
 }
 // MAC tests see the Ethernet header only in the layer-2 pass; in the IP
 // pass it is gone, as in ipfw.
-fn mac_addr(i: &Insn, p: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
+pub(crate) fn mac_addr(i: &Insn, p: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
     let m = &prog.macs[i.arg as usize];
     let eq = |a: &[u8; 6], want: &[u8; 6], mask: &[u8; 6]| {
         a.iter().zip(want).zip(mask).all(|((a, w), m)| a & m == *w)
@@ -535,16 +442,16 @@ fn mac_addr(i: &Insn, p: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
         && eq(&p.mac_dst, &m.dst, &m.dst_mask)
         && eq(&p.mac_src, &m.src, &m.src_mask)
 }
-fn mac_type(i: &Insn, p: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
+pub(crate) fn mac_type(i: &Insn, p: &Packet, prog: &Program, _: &Env, ctx: &Ctx) -> bool {
     ctx.layer2 && p.has_mac && in_ranges(pool(&prog.ranges, i), p.ether_type)
 }
-fn layer2(_: &Insn, _: &Packet, _: &Program, _: &Env, ctx: &Ctx) -> bool {
+pub(crate) fn layer2(_: &Insn, _: &Packet, _: &Program, _: &Env, ctx: &Ctx) -> bool {
     ctx.layer2
 }
-fn diverted(i: &Insn, _: &Packet, _: &Program, _: &Env, ctx: &Ctx) -> bool {
+pub(crate) fn diverted(i: &Insn, _: &Packet, _: &Program, _: &Env, ctx: &Ctx) -> bool {
     u32::from(ctx.diverted) & i.arg != 0
 }
-fn flow_id(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn flow_id(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 6 && pool(&prog.flow_ids, i).contains(&p.flow_label)
 }
 #[inline]
@@ -553,25 +460,25 @@ fn in_set(prog: &Program, i: &Insn, p: &Packet, addr: u128) -> bool {
     let k = (addr as u32).wrapping_sub(s.base);
     p.ip_version == 4 && k < s.size && s.members[(k / 64) as usize] >> (k % 64) & 1 == 1
 }
-fn src_set(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn src_set(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     in_set(prog, i, p, p.src)
 }
-fn dst_set(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn dst_set(i: &Insn, p: &Packet, prog: &Program, _: &Env, _: &Ctx) -> bool {
     in_set(prog, i, p, p.dst)
 }
-fn src_port_table(i: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
+pub(crate) fn src_port_table(i: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
     table_lookup(i, p, prog, env, ctx).is_some()
 }
-fn dst_port_table(i: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
+pub(crate) fn dst_port_table(i: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
     table_lookup(i, p, prog, env, ctx).is_some()
 }
-fn dscp_table(i: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
+pub(crate) fn dscp_table(i: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
     table_lookup(i, p, prog, env, ctx).is_some()
 }
-fn flow_table(i: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
+pub(crate) fn flow_table(i: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
     table_lookup(i, p, prog, env, ctx).is_some()
 }
-fn iface_table(i: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
+pub(crate) fn iface_table(i: &Insn, p: &Packet, prog: &Program, env: &Env, ctx: &Ctx) -> bool {
     table_lookup(i, p, prog, env, ctx).is_some()
 }
 
@@ -582,20 +489,20 @@ fn in_prefix4(addr: u128, ins: &Insn) -> bool {
     let mask = u32::MAX.checked_shl(32 - u32::from(ins.len)).unwrap_or(0);
     addr >> 32 == 0xffff && (addr as u32) & mask == ins.arg
 }
-fn src_prefix4(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn src_prefix4(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 4 && in_prefix4(p.src, i)
 }
-fn dst_prefix4(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn dst_prefix4(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.ip_version == 4 && in_prefix4(p.dst, i)
 }
 #[inline]
 fn in_range(v: u16, arg: u32) -> bool {
     (arg & 0xffff..=arg >> 16).contains(&u32::from(v))
 }
-fn src_port_range(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn src_port_range(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.has_ports && in_range(p.src_port, i.arg)
 }
-fn dst_port_range(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
+pub(crate) fn dst_port_range(i: &Insn, p: &Packet, _: &Program, _: &Env, _: &Ctx) -> bool {
     p.has_ports && in_range(p.dst_port, i.arg)
 }
 
@@ -704,8 +611,8 @@ mod tests {
     /// differently from its neighbours on at least one of them.
     #[test]
     fn table_dispatch_agrees_with_match_on_every_opcode() {
-        for (k, op) in ALL_OPS.iter().enumerate() {
-            assert_eq!(*op as usize, k, "ALL_OPS lists opcodes in order");
+        for (k, op) in Op::ALL.iter().enumerate() {
+            assert_eq!(*op as usize, k, "Op::ALL lists opcodes in order");
         }
         let prog = test_program();
         let mut env = Env {
@@ -809,7 +716,7 @@ mod tests {
             u32::MAX,
         ];
         let mut differing = [false; Op::COUNT];
-        for op in ALL_OPS {
+        for &op in Op::ALL {
             for arg in args {
                 for len in [0u16, 1, 8, 24] {
                     let ins = operand(op).unwrap_or(Insn {
@@ -830,7 +737,7 @@ mod tests {
             }
         }
         // Every op except `never` matched something, so the test had teeth.
-        let silent: Vec<&Op> = ALL_OPS
+        let silent: Vec<&Op> = Op::ALL
             .iter()
             .filter(|op| **op != Op::Never && !differing[**op as usize])
             .collect();

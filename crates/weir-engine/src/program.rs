@@ -9,180 +9,7 @@
 
 use serde::Serialize;
 
-/// Micro-instruction opcodes. `repr(u8)` so a dispatch table can index by it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[repr(u8)]
-pub enum Op {
-    /// Never matches: `not any`, and the body of a `check-state` rule, which
-    /// acts only through a state fired before its body runs.
-    Never = 0,
-    /// `proto == arg`.
-    Proto,
-    /// `ip_version == arg` (`ip4`, `ip6`, `ipversion`).
-    IpVersion,
-    /// Source address in `nets[arg .. arg+len]`.
-    SrcNet,
-    DstNet,
-    /// Source address is one of this host's (`--me`); arg = 4 or 6.
-    SrcMe,
-    DstMe,
-    /// Source port in `ranges[arg .. arg+len]`; needs a port-carrying header.
-    SrcPort,
-    DstPort,
-    /// Direction is in / out.
-    In,
-    Out,
-    /// Interface matches pattern number `arg` (any direction / in / out).
-    Via,
-    Recv,
-    Xmit,
-    /// TCP with ACK or RST.
-    Established,
-    /// TCP with SYN and without ACK.
-    Setup,
-    /// TCP flags: low byte must be set, next byte must be clear.
-    TcpFlags,
-    /// ICMP type in the bitmap `arg`.
-    IcmpTypes,
-    /// A later fragment (offset != 0).
-    Frag,
-    /// IPv4 options: low byte must be present, next byte absent.
-    IpOptions,
-    /// TOS bits: low byte must be set, next byte clear.
-    IpTos,
-    /// IP length in `ranges[arg .. arg+len]`.
-    IpLen,
-    /// TTL in `ranges[arg .. arg+len]`.
-    IpTtl,
-    /// The packet carries ports: guards a negated port list, since a later
-    /// fragment never matches a rule with ports, `not` or not (ipfw(8)).
-    HasPorts,
-    /// Specialised forms of the common cases, operands inline (no pool):
-    /// one IPv4 prefix, `arg` = network, `len` = prefix length.
-    SrcPrefix4,
-    DstPrefix4,
-    /// One port range, `arg` = lo | hi << 16.
-    SrcPortRange,
-    DstPortRange,
-    /// ICMPv6 type in the 256-bit map `icmp6_types[arg]`.
-    Icmp6Types,
-    /// IPv6 with any of the extension headers in `arg` (weir_wire's `ext6`).
-    Ext6Hdr,
-    /// Source (destination) address in the table `table_refs[arg]` names,
-    /// with its value if that reference asks for one.
-    SrcTable,
-    DstTable,
-    /// IPv4 id, TCP data length, window, MSS option in
-    /// `ranges[arg .. arg+len]` (the TCP ones need a TCP header).
-    IpId,
-    TcpDataLen,
-    TcpWin,
-    TcpMss,
-    /// TCP sequence / acknowledgment number equals `arg`.
-    TcpSeq,
-    TcpAck,
-    /// TCP options: low byte must be present, next byte absent.
-    TcpOpts,
-    /// IPv4 precedence (the top 3 TOS bits, as they sit in the byte) = `arg`.
-    IpPrecedence,
-    /// DSCP in the 64-bit map `bitmaps[arg]`.
-    Dscp,
-    /// IPv4 fragment flags (`rf df mf` as bits 7..5, bit 0 a non-zero
-    /// offset): low byte set, next byte clear. IPv6: bare `frag` only.
-    FragFlags,
-    /// The walk's FIB (`--fib`, `setfib`) is `arg`.
-    Fib,
-    /// The walk carries a tag whose bit is in `bitmaps[arg]`.
-    Tagged,
-    /// Ethernet addresses as `macs[arg]` (layer-2 pass only).
-    MacAddr,
-    /// Ethernet type in `ranges[arg .. arg+len]` (layer-2 pass only).
-    MacType,
-    /// This is the layer-2 pass.
-    Layer2,
-    /// The packet came back from a divert socket: bit 1 into input,
-    /// bit 2 into output (`arg`).
-    Diverted,
-    /// IPv6 flow label in `flow_ids[arg .. arg+len]`.
-    FlowId,
-    /// Source (destination) IPv4 address in the set `addr_sets[arg]`.
-    SrcSet,
-    DstSet,
-    /// Source port, destination port, DSCP, the packet's flow in the
-    /// table `table_refs[arg]` names.
-    SrcPortTable,
-    DstPortTable,
-    DscpTable,
-    FlowTable,
-    /// The interface (`len`: 0 via, 1 recv, 2 xmit) in the interface
-    /// table `table_refs[arg]` names.
-    IfaceTable,
-}
-
-impl Op {
-    pub const COUNT: usize = Op::IfaceTable as usize + 1;
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Never => "never",
-            Op::Proto => "proto",
-            Op::IpVersion => "ipversion",
-            Op::SrcNet => "src-net",
-            Op::DstNet => "dst-net",
-            Op::SrcMe => "src-me",
-            Op::DstMe => "dst-me",
-            Op::SrcPort => "src-port",
-            Op::DstPort => "dst-port",
-            Op::In => "in",
-            Op::Out => "out",
-            Op::Via => "via",
-            Op::Recv => "recv",
-            Op::Xmit => "xmit",
-            Op::Established => "established",
-            Op::Setup => "setup",
-            Op::TcpFlags => "tcpflags",
-            Op::IcmpTypes => "icmptypes",
-            Op::Frag => "frag",
-            Op::IpOptions => "ipoptions",
-            Op::IpTos => "iptos",
-            Op::IpLen => "iplen",
-            Op::IpTtl => "ipttl",
-            Op::HasPorts => "has-ports",
-            Op::SrcPrefix4 => "src-prefix4",
-            Op::DstPrefix4 => "dst-prefix4",
-            Op::SrcPortRange => "src-port-range",
-            Op::DstPortRange => "dst-port-range",
-            Op::Icmp6Types => "icmp6types",
-            Op::Ext6Hdr => "ext6hdr",
-            Op::SrcTable => "src-table",
-            Op::DstTable => "dst-table",
-            Op::IpId => "ipid",
-            Op::TcpDataLen => "tcpdatalen",
-            Op::TcpWin => "tcpwin",
-            Op::TcpMss => "tcpmss",
-            Op::TcpSeq => "tcpseq",
-            Op::TcpAck => "tcpack",
-            Op::TcpOpts => "tcpoptions",
-            Op::IpPrecedence => "ipprecedence",
-            Op::Dscp => "dscp",
-            Op::FragFlags => "frag-flags",
-            Op::Fib => "fib",
-            Op::Tagged => "tagged",
-            Op::MacAddr => "mac",
-            Op::MacType => "mac-type",
-            Op::Layer2 => "layer2",
-            Op::Diverted => "diverted",
-            Op::FlowId => "flow-id",
-            Op::SrcSet => "src-set",
-            Op::DstSet => "dst-set",
-            Op::SrcPortTable => "src-port-table",
-            Op::DstPortTable => "dst-port-table",
-            Op::DscpTable => "dscp-table",
-            Op::FlowTable => "flow-table",
-            Op::IfaceTable => "iface-table",
-        }
-    }
-}
+pub use crate::opcodes::Op;
 
 /// Invert this instruction's result.
 pub const F_NOT: u8 = 1;
@@ -574,6 +401,29 @@ impl Program {
         self.rules
             .iter()
             .any(|r| r.probe || r.state_op != StateOp::None)
+    }
+
+    /// The packet fields beyond the always-decoded ones that deciding
+    /// reads (see [`weir_wire::Fields`]): its instructions' (the opcode
+    /// table says which), the MSS option for `tcp-setmss`, and the
+    /// Ethernet header when frames pass the rules at layer 2 as well.
+    pub fn reads(&self) -> weir_wire::Fields {
+        use weir_wire::Fields;
+        let mut fields = self
+            .insns
+            .iter()
+            .fold(Fields::NONE, |f, ins| f | ins.op.reads());
+        if self
+            .rules
+            .iter()
+            .any(|r| matches!(r.act, Act::TcpSetMss(_)))
+        {
+            fields |= Fields::TCP_OPTIONS;
+        }
+        if self.layer2 {
+            fields |= Fields::MAC;
+        }
+        fields
     }
 
     /// What `tablearg` stands for in rule `ri`, as the action reading

@@ -20,7 +20,7 @@ use crate::program::{Program, ANY_STATE, MAX_STATE_NAMES};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::mem::size_of;
-use weir_wire::{tcp, Packet};
+use weir_wire::{proto, tcp, Packet};
 
 const NS: u64 = 1_000_000_000;
 /// Expired states are swept at most this often (ipfw's expiry callout runs
@@ -563,12 +563,12 @@ fn map_bytes<K>(capacity: usize) -> usize {
 /// lifetimes, and for TCP its flag state machine.
 fn lifetime_ns(c: &StateConfig, s: &mut DynState, p: &Packet, forward: bool) -> u64 {
     let secs = match p.proto {
-        6 => {
+        proto::TCP => {
             let flags = u16::from(p.tcp_flags & (tcp::FIN | tcp::SYN | tcp::RST));
             s.tcp_seen |= if forward { flags } else { flags << 8 };
             tcp_lifetime(c, s.tcp_seen)
         }
-        17 => c.dyn_udp_lifetime,
+        proto::UDP => c.dyn_udp_lifetime,
         _ => c.dyn_short_lifetime,
     };
     u64::from(secs) * NS

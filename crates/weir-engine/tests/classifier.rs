@@ -1,6 +1,7 @@
-//! Differential test: the classifiers against the linear walk on generated
-//! ClassBench-like rulesets of 10 to 20,000 rules, with count, skipto,
-//! call/return, log, or-blocks, `not`, `me`, options and IPv6 mixed in.
+//! Differential test: the classifiers against the linear walk on
+//! `weir_classbench::gen` rulesets of 10 to 20,000 rules, with count,
+//! skipto, call/return, log, deny, or-blocks, `not`, `me`, a lookup table,
+//! options and IPv6 mixed in (`benches/common/rulegen.rs`).
 //! Same deciding rule for every packet, same per-rule counters.
 
 #[path = "../benches/common/rulegen.rs"]
@@ -14,9 +15,10 @@ use weir_wire::v4_mapped;
 fn engine(text: &str, walk: WalkKind) -> Engine {
     let prog =
         load(text, &Names::default(), &CompileOptions::default()).expect("generated rules compile");
-    let mut e = Engine::new(prog);
-    e.set_walk(walk);
-    e.env.me = vec![(v4_mapped(0x0a09_0909), 4)];
+    let mut e = Engine::builder(prog)
+        .walk(walk)
+        .me(vec![(v4_mapped(rulegen::ME), 4)])
+        .build();
     e.set_interfaces(&[Some("eth0"), Some("wan0")]);
     e
 }
@@ -134,4 +136,41 @@ fn leaf_lists_of_every_rule() {
     }
     assert!(trie.counters() == linear.counters());
     assert_eq!(trie.counters()[69_999].packets, 20);
+}
+
+/// The decorated sets hold every decoration the differential test is
+/// meant to cover, and their traces reach the IPv6 rules.
+#[test]
+fn extras_hold_every_decoration() {
+    let mut text = String::new();
+    let mut v6_packets = 0;
+    for kind in Kind::ALL {
+        let rs = rulegen::ruleset(kind, 1000, 4, true);
+        let trace = rulegen::trace(&rs, 3000, 5);
+        v6_packets += trace.iter().filter(|p| p.ip_version == 6).count();
+        text += &rs.text;
+    }
+    for want in [
+        " count ",
+        " skipto ",
+        " call ",
+        " return ",
+        " log ",
+        "table dsts add ",
+        "table(dsts)",
+        "2001:db8:",
+        " from me ",
+        " from not ",
+        "{ tcp or udp }",
+        " or 10.9.9.9",
+        " iplen 40-1000",
+        " setup",
+        " tcpflags ",
+        " out via eth*",
+        " in",
+        " deny ",
+    ] {
+        assert!(text.contains(want), "no {want:?} in the decorated sets");
+    }
+    assert!(v6_packets > 20, "{v6_packets} IPv6 packets");
 }

@@ -51,7 +51,7 @@ fn udp_pkt(src: &str, sport: u16, dst: &str, dport: u16) -> Packet {
 fn decide(e: &mut Engine, p: &Packet) -> (u16, Verdict) {
     let d = e.decide(p);
     (
-        e.program.rules[d.rule.expect("decided by a rule")].number,
+        e.program().rules[d.rule.expect("decided by a rule")].number,
         d.verdict,
     )
 }
@@ -93,8 +93,8 @@ fn tee_and_ngtee_go_on_fwd_passes() {
     let mut e = engine("100 tee 8000 ip from any to any\n110 ngtee 2 ip from any to any\n200 fwd 192.0.2.1,53 udp from any to any\n");
     assert_eq!(decide(&mut e, &p), (200, PASS));
     assert_eq!(counts(&e), [1, 1, 1, 0]);
-    assert_eq!(e.program.rules[2].action_text, "fwd 192.0.2.1,53");
-    assert_eq!(e.program.rules[0].action_text, "tee 8000");
+    assert_eq!(e.program().rules[2].action_text, "fwd 192.0.2.1,53");
+    assert_eq!(e.program().rules[0].action_text, "tee 8000");
 }
 
 #[test]
@@ -124,8 +124,9 @@ fn setfib_changes_what_fib_sees() {
     );
     assert_eq!(counts(&e), [2, 1, 1, 1, 0]);
     // --fib: where packets start.
-    let mut e = engine(rules);
-    e.env.fib = 3;
+    let mut e = Engine::builder(program(rules, &CompileOptions::default()))
+        .fib(3)
+        .build();
     assert_eq!(
         decide(&mut e, &tcp_pkt("10.0.0.1", 1, "10.0.0.2", 2, 0)),
         (300, PASS)
@@ -229,8 +230,9 @@ fn reass_takes_fragments_and_passes_the_rest_on() {
 fn prob_is_seeded_and_reproducible() {
     let rules = "100 prob 0.25 deny ip from any to any\n200 allow ip from any to any\n";
     let run = |seed: u64| {
-        let mut e = engine(rules);
-        e.env.seed = seed;
+        let mut e = Engine::builder(program(rules, &CompileOptions::default()))
+            .seed(seed)
+            .build();
         (0..4000)
             .map(|k| decide(&mut e, &udp_pkt("10.0.0.1", k as u16, "10.0.0.2", 2)).1)
             .collect::<Vec<_>>()
@@ -247,9 +249,11 @@ fn prob_is_seeded_and_reproducible() {
         .collect::<String>()
         + "100 prob 0.5 deny ip from any to any\n";
     let verdicts = |linear: bool| {
-        let mut e = engine(&many);
-        e.set_linear(linear);
-        e.env.seed = 9;
+        let mut e = Engine::builder(program(&many, &CompileOptions::default()))
+            .linear(linear)
+            .seed(9)
+            .build();
+        assert_eq!(e.classified(), !linear);
         (0..500)
             .map(|k| e.decide(&udp_pkt(&format!("192.0.2.{}", k % 50), 1, "10.0.0.2", 2)))
             .collect::<Vec<_>>()
@@ -614,8 +618,12 @@ fn diverted_packets_come_back_marked() {
 
 #[test]
 fn me_is_either_family_and_needs_addresses() {
-    let mut e = engine("100 allow ip from me to any\n200 allow ip from me6 to any\n");
-    e.env.me = vec![(ip("2001:db8::1"), 6), (ip("10.0.0.1"), 4)];
+    let mut e = Engine::builder(program(
+        "100 allow ip from me to any\n200 allow ip from me6 to any\n",
+        &CompileOptions::default(),
+    ))
+    .me(vec![(ip("2001:db8::1"), 6), (ip("10.0.0.1"), 4)])
+    .build();
     assert_eq!(
         decide(&mut e, &udp_pkt("2001:db8::1", 1, "2001:db8::2", 2)),
         (100, PASS)

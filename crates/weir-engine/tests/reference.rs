@@ -1307,16 +1307,18 @@ proptest! {
             .into_iter()
             .flat_map(|d| [(d, WalkKind::Bits), (d, WalkKind::Linear), (d, WalkKind::Trie)])
             .map(|(d, walk)| {
-                let mut e = Engine::new(prog.clone());
-                e.dispatch = d;
-                e.set_walk(walk);
-                e.env.me = reference
+                let me = reference
                     .me
                     .iter()
                     .map(|a| (addr_to_u128(*a), if a.is_ipv4() { 4 } else { 6 }))
                     .collect();
-                e.env.fib = fib;
-                e.env.seed = seed;
+                let mut e = Engine::builder(prog.clone())
+                    .dispatch(d)
+                    .walk(walk)
+                    .me(me)
+                    .fib(fib)
+                    .seed(seed)
+                    .build();
                 e.set_interfaces(&[Some("eth0"), Some("eth1"), Some("wan0")]);
                 e
             })
@@ -1330,7 +1332,7 @@ proptest! {
             for e in &mut engines {
                 e.set_time(reference.now * 1_000_000_000);
                 let d = e.decide(p);
-                prop_assert_eq!(d.rule, Some(ri), "{:?} {:?} on {:?}", e.dispatch, e.walk_kind(), p);
+                prop_assert_eq!(d.rule, Some(ri), "{:?} {:?} on {:?}", e.dispatch(), e.walk_kind(), p);
                 prop_assert_eq!(d.verdict == Verdict::Pass, pass);
             }
         }

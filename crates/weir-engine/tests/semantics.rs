@@ -6,9 +6,12 @@ use weir_rules::Names;
 use weir_wire::{addr_to_u128, frag, tcp, Direction, Malformed, Packet, L3};
 
 fn engine(rules: &str) -> Engine {
-    let prog = load(rules, &Names::default(), &CompileOptions::default())
-        .unwrap_or_else(|e| panic!("{rules}: {e:?}"));
-    Engine::new(prog)
+    Engine::new(program(rules))
+}
+
+fn program(rules: &str) -> Program {
+    load(rules, &Names::default(), &CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{rules}: {e:?}"))
 }
 
 fn ip(s: &str) -> u128 {
@@ -59,7 +62,7 @@ fn icmp_pkt(src: &str, dst: &str, t: u8) -> Packet {
 fn decide(e: &mut Engine, p: &Packet) -> (u16, Verdict) {
     let d = e.decide(p);
     (
-        e.program.rules[d.rule.expect("IP packets are decided by a rule")].number,
+        e.program().rules[d.rule.expect("IP packets are decided by a rule")].number,
         d.verdict,
     )
 }
@@ -122,9 +125,9 @@ fn skipto_jumps_to_first_rule_at_or_after_target() {
 #[test]
 fn rules_sort_by_number_keeping_file_order_for_ties() {
     let mut e = engine("300 allow ip from any to any\n100 count ip from any to any\n100 deny udp from any to any\n");
-    let numbers: Vec<u16> = e.program.rules.iter().map(|r| r.number).collect();
+    let numbers: Vec<u16> = e.program().rules.iter().map(|r| r.number).collect();
     assert_eq!(numbers, [100, 100, 300, 65535]);
-    assert!(e.program.rules[0].text.starts_with("count"));
+    assert!(e.program().rules[0].text.starts_with("count"));
     assert_eq!(
         decide(&mut e, &udp_pkt("10.0.0.1", 1, "10.0.0.2", 2)),
         (100, Verdict::Drop)
@@ -383,15 +386,16 @@ fn icmp_and_ip_field_options() {
 
 #[test]
 fn direction_interfaces_and_me() {
-    let mut e = engine(
+    let mut e = Engine::builder(program(
         "100 count ip from any to any in recv eth*\n\
          200 count ip from any to any out\n\
          300 count ip from any to any xmit wan0\n\
          400 count ip from me to any\n\
          500 allow ip from any to any\n",
-    );
+    ))
+    .me(vec![(ip("192.0.2.1"), 4)])
+    .build();
     e.set_interfaces(&[Some("eth0"), Some("wan0"), None]);
-    e.env.me = vec![(ip("192.0.2.1"), 4)];
     let mut a = udp_pkt("192.0.2.1", 1, "10.0.0.2", 2);
     a.iface = 0;
     let mut b = a;
@@ -428,11 +432,19 @@ fn non_ip_and_malformed_follow_policy() {
             verdict: Verdict::Drop
         }
     );
-    e.policy.non_ip = Verdict::Drop;
-    assert_eq!(e.decide(&arp).verdict, Verdict::Drop);
     let s = e.stats();
-    assert_eq!((s.packets, s.passed, s.dropped, s.non_ip), (3, 1, 2, 2));
+    assert_eq!((s.packets, s.passed, s.dropped, s.non_ip), (2, 1, 1, 1));
     assert_eq!(s.malformed[Malformed::TruncatedL4 as usize], 1);
+    let mut e = Engine::builder(program("100 allow ip from any to any\n"))
+        .policy(Policy {
+            non_ip: Verdict::Drop,
+            malformed: Verdict::Pass,
+        })
+        .build();
+    assert_eq!(e.decide(&arp).verdict, Verdict::Drop);
+    assert_eq!(e.decide(&bad).verdict, Verdict::Pass);
+    let s = e.stats();
+    assert_eq!((s.packets, s.passed, s.dropped, s.non_ip), (2, 1, 1, 1));
     assert_eq!(e.counters()[0].packets, 0, "rules never saw them");
 }
 
@@ -487,7 +499,7 @@ fn logged(rules: &str, format: LogFormat, packets: &[Packet]) -> String {
         Box::new(VecSink(buf.clone())),
         format,
         &Names::default(),
-        &e.program.rules,
+        &e.program().rules,
     );
     e.set_logger(logger);
     e.set_interfaces(&[Some("eth0")]);

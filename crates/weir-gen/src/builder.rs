@@ -5,6 +5,8 @@
 //! in two steps: `*_begin` appends it with zeroed fields and returns its
 //! offset, `*_seal`/`*_finish` patches the fields once the rest is in place.
 
+use weir_wire::proto;
+
 /// A MAC address.
 pub type Mac = [u8; 6];
 
@@ -14,16 +16,6 @@ pub const ETH_IPV6: u16 = 0x86dd;
 pub const ETH_LLDP: u16 = 0x88cc;
 pub const ETH_8021Q: u16 = 0x8100;
 pub const ETH_8021AD: u16 = 0x88a8;
-
-pub const PROTO_HOPOPTS: u8 = 0;
-pub const PROTO_ICMP: u8 = 1;
-pub const PROTO_TCP: u8 = 6;
-pub const PROTO_UDP: u8 = 17;
-pub const PROTO_IPV6_FRAG: u8 = 44;
-pub const PROTO_GRE: u8 = 47;
-pub const PROTO_ESP: u8 = 50;
-pub const PROTO_ICMPV6: u8 = 58;
-pub const PROTO_DSTOPTS: u8 = 60;
 
 /// IPv4 flag bits in the flags/fragment-offset word.
 pub const IP_DF: u16 = 0x4000;
@@ -152,7 +144,7 @@ pub fn l4_seal(buf: &mut [u8], l4_off: usize, csum_at: usize, pseudo: Pseudo, pr
     let len = (buf.len() - l4_off) as u32;
     let mut c = fold(sum16(&buf[l4_off..], pseudo_sum(pseudo, proto, len)));
     // In UDP a computed 0 is sent as all ones (0 means "no checksum").
-    if c == 0 && proto == PROTO_UDP {
+    if c == 0 && proto == proto::UDP {
         c = 0xffff;
     }
     set_u16(buf, l4_off + csum_at, c);
@@ -298,7 +290,7 @@ pub fn udp_begin(buf: &mut Vec<u8>, sport: u16, dport: u16) -> usize {
 pub fn udp_seal(buf: &mut [u8], off: usize, pseudo: Pseudo) {
     let len = (buf.len() - off) as u16;
     set_u16(buf, off + 4, len);
-    l4_seal(buf, off, UDP_CSUM_AT, pseudo, PROTO_UDP);
+    l4_seal(buf, off, UDP_CSUM_AT, pseudo, proto::UDP);
 }
 
 /// ICMP and ICMPv6 share the first 8 bytes: type, code, checksum, and a
@@ -358,7 +350,7 @@ mod tests {
             &Ipv4 {
                 src: [10, 1, 2, 3],
                 dst: [192, 0, 2, 10],
-                proto: PROTO_UDP,
+                proto: proto::UDP,
                 ttl: 64,
                 tos: 0,
                 id: 0x1234,

@@ -4,6 +4,7 @@
 use crate::builder::*;
 use crate::mix::*;
 use crate::rng::Rng;
+use weir_wire::proto;
 
 pub struct Ctx {
     pub rng: Rng,
@@ -25,9 +26,9 @@ pub struct L3 {
 impl L3 {
     pub fn icmp_proto(&self) -> u8 {
         if self.v6 {
-            PROTO_ICMPV6
+            proto::ICMPV6
         } else {
-            PROTO_ICMP
+            proto::ICMP
         }
     }
 }
@@ -88,7 +89,7 @@ impl Ctx {
             (Ip::V4(s), Ip::V4(d)) => {
                 ethernet(&mut self.buf, link, ETH_IPV4);
                 // Linux sets DF on TCP and UDP (path MTU discovery), not on ICMP.
-                let frag = if proto == PROTO_TCP || proto == PROTO_UDP {
+                let frag = if proto == proto::TCP || proto == proto::UDP {
                     IP_DF
                 } else {
                     0
@@ -103,7 +104,7 @@ impl Ctx {
                     frag,
                 };
                 let off = ipv4_begin(&mut self.buf, &h, &[]);
-                let pseudo = if proto == PROTO_ICMP {
+                let pseudo = if proto == proto::ICMP {
                     Pseudo::None
                 } else {
                     Pseudo::V4(s, d)
@@ -119,8 +120,8 @@ impl Ctx {
                 let ext = ext_ok && self.rng.percent(IPV6_EXT_HEADER_PERCENT);
                 let next = match (ext, self.rng.percent(60)) {
                     (false, _) => proto,
-                    (true, true) => PROTO_DSTOPTS,
-                    (true, false) => PROTO_HOPOPTS,
+                    (true, true) => proto::IPV6_OPTS,
+                    (true, false) => proto::HOPOPT,
                 };
                 let h = Ipv6 {
                     src: s,
@@ -163,11 +164,11 @@ impl Ctx {
         opts: &[u8],
         payload_len: usize,
     ) {
-        let l3 = self.ip_begin(link, src, dst, PROTO_TCP, ttl, payload_len <= 1400);
+        let l3 = self.ip_begin(link, src, dst, proto::TCP, ttl, payload_len <= 1400);
         let l4 = tcp_begin(&mut self.buf, h, opts);
         let seed = self.rng.next_u64();
         payload(&mut self.buf, seed, 0, payload_len);
-        l4_seal(&mut self.buf, l4, TCP_CSUM_AT, l3.pseudo, PROTO_TCP);
+        l4_seal(&mut self.buf, l4, TCP_CSUM_AT, l3.pseudo, proto::TCP);
         self.ip_finish(l3);
     }
 
@@ -184,7 +185,7 @@ impl Ctx {
         dport: u16,
         ext_ok: bool,
     ) -> (L3, usize) {
-        let l3 = self.ip_begin(link, src, dst, PROTO_UDP, ttl, ext_ok);
+        let l3 = self.ip_begin(link, src, dst, proto::UDP, ttl, ext_ok);
         (l3, udp_begin(&mut self.buf, sport, dport))
     }
 
@@ -206,9 +207,9 @@ impl Ctx {
         rest: [u8; 4],
     ) -> (L3, usize) {
         let proto = if src.is_v6() {
-            PROTO_ICMPV6
+            proto::ICMPV6
         } else {
-            PROTO_ICMP
+            proto::ICMP
         };
         let l3 = self.ip_begin(link, src, dst, proto, ttl, true);
         (l3, icmp_begin(&mut self.buf, typ, code, rest))

@@ -6,6 +6,7 @@
 use crate::builder::*;
 use crate::emit::Ctx;
 use crate::mix::*;
+use weir_wire::proto;
 
 pub trait Conversation {
     /// Writes the next packet into `ctx.buf`; true when this was the last.
@@ -692,7 +693,7 @@ impl Conversation for FragTrain {
                 let h = Ipv4 {
                     src: s,
                     dst: d,
-                    proto: PROTO_UDP,
+                    proto: proto::UDP,
                     ttl: self.ttl,
                     tos: 0,
                     id: self.ident as u16,
@@ -707,12 +708,12 @@ impl Conversation for FragTrain {
                 let h = Ipv6 {
                     src: s,
                     dst: d,
-                    next: PROTO_IPV6_FRAG,
+                    next: proto::IPV6_FRAG,
                     hop_limit: self.ttl,
                     flow_label: 0,
                 };
                 let ip = ipv6_begin(&mut ctx.buf, &h);
-                ipv6_frag_ext(&mut ctx.buf, PROTO_UDP, off, more, self.ident);
+                ipv6_frag_ext(&mut ctx.buf, proto::UDP, off, more, self.ident);
                 self.dgram_bytes(&mut ctx.buf, off, len);
                 ipv6_finish(&mut ctx.buf, ip);
             }

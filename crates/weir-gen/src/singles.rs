@@ -5,6 +5,7 @@ use crate::builder::*;
 use crate::emit::Ctx;
 use crate::flows::link_local;
 use crate::mix::*;
+use weir_wire::proto;
 
 /// Appends the start of an offending IPv4 datagram as ICMP errors quote it
 /// (RFC 792): its header, with its original total length, and its first
@@ -30,7 +31,7 @@ pub fn icmp4_error(ctx: &mut Ctx) {
     let mut orig = Ipv4 {
         src: client,
         dst: server,
-        proto: PROTO_UDP,
+        proto: proto::UDP,
         ttl: 64 - ctx.rng.range(3, 12) as u8,
         tos: 0,
         id: ctx.rng.u16(),
@@ -51,7 +52,7 @@ pub fn icmp4_error(ctx: &mut Ctx) {
         }
         1 => {
             // Host unreachable from the gateway: a TCP SYN it could not deliver.
-            orig.proto = PROTO_TCP;
+            orig.proto = proto::TCP;
             orig.ttl = 63;
             first8[2..4].copy_from_slice(&443u16.to_be_bytes());
             first8[4..].copy_from_slice(&ctx.rng.next_u32().to_be_bytes());
@@ -165,7 +166,7 @@ pub fn ip_options(ctx: &mut Ctx) {
     let h = Ipv4 {
         src,
         dst,
-        proto: PROTO_ICMP,
+        proto: proto::ICMP,
         ttl: 64,
         tos: 0,
         id: ctx.rng.u16(),
@@ -178,7 +179,7 @@ pub fn ip_options(ctx: &mut Ctx) {
     let l4 = icmp_begin(&mut ctx.buf, 8, 0, rest);
     let seed = ctx.rng.next_u64();
     payload(&mut ctx.buf, seed, 0, 56);
-    l4_seal(&mut ctx.buf, l4, ICMP_CSUM_AT, Pseudo::None, PROTO_ICMP);
+    l4_seal(&mut ctx.buf, l4, ICMP_CSUM_AT, Pseudo::None, proto::ICMP);
     ipv4_finish(&mut ctx.buf, ip);
 }
 
@@ -194,7 +195,7 @@ pub fn other_proto(ctx: &mut Ctx) {
         (up.rev(), server, host.ip, 64 - ctx.rng.range(3, 20) as u8)
     };
     if ctx.rng.percent(70) {
-        let l3 = ctx.ip_begin(&link, src, dst, PROTO_ESP, ttl, false);
+        let l3 = ctx.ip_begin(&link, src, dst, proto::ESP, ttl, false);
         // A few tunnels (SPIs), sequence numbers that look in progress.
         put_u32(&mut ctx.buf, 0x0100_0000 + ctx.rng.below(4));
         put_u32(&mut ctx.buf, ctx.rng.range(1, 100_000));
@@ -203,14 +204,14 @@ pub fn other_proto(ctx: &mut Ctx) {
         payload(&mut ctx.buf, seed, 0, len);
         ctx.ip_finish(l3);
     } else {
-        let l3 = ctx.ip_begin(&link, src, dst, PROTO_GRE, ttl, false);
+        let l3 = ctx.ip_begin(&link, src, dst, proto::GRE, ttl, false);
         // GRE without checksum/key/sequence, protocol IPv4.
         put_u16(&mut ctx.buf, 0);
         put_u16(&mut ctx.buf, ETH_IPV4);
         let inner = Ipv4 {
             src: [172, 16, 0, 1 + u8::from(!outbound)],
             dst: [172, 16, 0, 1 + u8::from(outbound)],
-            proto: PROTO_ICMP,
+            proto: proto::ICMP,
             ttl: 64,
             tos: 0,
             id: ctx.rng.u16(),
@@ -223,7 +224,7 @@ pub fn other_proto(ctx: &mut Ctx) {
         let l4 = icmp_begin(&mut ctx.buf, 8, 0, rest);
         let seed = ctx.rng.next_u64();
         payload(&mut ctx.buf, seed, 0, 56);
-        l4_seal(&mut ctx.buf, l4, ICMP_CSUM_AT, Pseudo::None, PROTO_ICMP);
+        l4_seal(&mut ctx.buf, l4, ICMP_CSUM_AT, Pseudo::None, proto::ICMP);
         ipv4_finish(&mut ctx.buf, ip);
         ctx.ip_finish(l3);
     }
@@ -259,8 +260,8 @@ pub fn malformed(ctx: &mut Ctx) {
     let server = ctx.hosts.server(&mut ctx.rng, false);
     let link = ctx.uplink(&host);
     let proto = match kind {
-        Malformed::TcpOffsetTooSmall | Malformed::TruncatedTcpHeader => PROTO_TCP,
-        _ => PROTO_UDP,
+        Malformed::TcpOffsetTooSmall | Malformed::TruncatedTcpHeader => proto::TCP,
+        _ => proto::UDP,
     };
     let l3 = ctx.ip_begin(&link, host.ip, server, proto, 64, false);
     let ip_off = ctx.buf.len() - 20;
@@ -300,7 +301,7 @@ pub fn malformed(ctx: &mut Ctx) {
             ctx.buf[l4 + 12] = (ctx.rng.range(0, 4) as u8) << 4;
             let seed = ctx.rng.next_u64();
             payload(&mut ctx.buf, seed, 0, ctx.rng.range(0, 40) as usize);
-            l4_seal(&mut ctx.buf, l4, TCP_CSUM_AT, l3.pseudo, PROTO_TCP);
+            l4_seal(&mut ctx.buf, l4, TCP_CSUM_AT, l3.pseudo, proto::TCP);
             ctx.ip_finish(l3);
         }
         Malformed::TruncatedTcpHeader => {

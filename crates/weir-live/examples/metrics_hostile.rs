@@ -50,7 +50,7 @@ fn main() {
         .unwrap_or_else(|e| panic!("{}: {e:?}", args[1]));
     let engine = weir_engine::Engine::new(program);
 
-    let rule_count = engine.program.rules.len();
+    let rule_count = engine.program().rules.len();
     let frames: Vec<Vec<u8>> = weir_gen::generate(weir_gen::GenConfig {
         seed: 1,
         count: FRAMES,
@@ -146,7 +146,7 @@ fn main() {
     let medians = |f: fn(&Measured) -> f64| {
         results
             .each_ref()
-            .map(|r| median(r.iter().map(f).collect()))
+            .map(|r| weir_stats::median(&weir_stats::sorted(r.iter().map(f))).unwrap_or(0.0))
     };
     print_medians("verdicts/s", medians(|m| m.per_second));
     print_medians(
@@ -252,18 +252,13 @@ impl Scraper {
         t.sort();
         let failed = t.iter().filter(|&&d| d == Duration::MAX).count();
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        match (t.get(t.len() / 2), t.last()) {
-            (Some(&p50), Some(&max)) if failed == 0 => {
+        match (weir_stats::median(&t), t.last()) {
+            (Some(p50), Some(&max)) if failed == 0 => {
                 format!("{} p50 {:.1} ms max {:.1} ms", t.len(), ms(p50), ms(max))
             }
             _ => format!("{} ({failed} failed)", t.len()),
         }
     }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn thousands(x: f64) -> String {

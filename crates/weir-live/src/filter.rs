@@ -3,7 +3,7 @@
 
 use crate::netlink::QueuedPacket;
 use weir_engine::{Engine, Verdict};
-use weir_wire::{decode, Direction, LinkType};
+use weir_wire::{decode_with, Direction, LinkType};
 
 /// Interfaces named so far; more than this share the "unknown" slot.
 const MAX_INTERFACES: usize = 256;
@@ -56,7 +56,7 @@ impl Filter {
     /// see it going `out` on its output device.
     #[inline]
     pub fn decide(&mut self, q: &QueuedPacket<'_>) -> bool {
-        let mut p = decode(LinkType::RAW, q.payload, q.orig_len);
+        let mut p = decode_with(LinkType::RAW, q.payload, q.orig_len, self.engine.fields());
         let (dir, dev) = if q.hook <= 2 {
             (Direction::In, q.indev)
         } else {

@@ -46,6 +46,8 @@ pub struct ClientReport {
     pub bad: BTreeMap<&'static str, u64>,
     pub stopped_by: &'static str,
     pub elapsed_s: f64,
+    /// How the percentiles are taken: `weir_stats::METHOD`.
+    pub quantiles: &'static str,
     pub rows: Vec<Row>,
 }
 
@@ -111,6 +113,7 @@ impl ClientReport {
             bad: bad_map(&run.bad),
             stopped_by: run.stopped_by,
             elapsed_s: run.elapsed.as_secs_f64(),
+            quantiles: weir_stats::METHOD,
             rows,
         }
     }
@@ -132,9 +135,9 @@ impl ClientReport {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "weir probe {}: {} trains of {} per size, gap {} µs; {} sent, {} echoed, {} lost (stopped by {})",
+            "weir probe {}: {} trains of {} per size, gap {} µs; {} sent, {} echoed, {} lost (stopped by {}); {} percentiles",
             self.server, self.count, self.train, self.gap_us, self.sent, self.received, self.lost,
-            self.stopped_by
+            self.stopped_by, self.quantiles
         );
         let _ = write!(s, "{:>26}", "");
         for (name, _) in &groups {
@@ -234,6 +237,8 @@ pub struct ServerReport {
     pub samples_dropped: u64,
     pub stopped_by: &'static str,
     pub elapsed_s: f64,
+    /// How the percentiles are taken: `weir_stats::METHOD`.
+    pub quantiles: &'static str,
 }
 
 impl ServerReport {
@@ -254,6 +259,7 @@ impl ServerReport {
             samples_dropped: st.samples_dropped,
             stopped_by: st.stopped_by,
             elapsed_s: st.elapsed.as_secs_f64(),
+            quantiles: weir_stats::METHOD,
         }
     }
 
@@ -275,8 +281,8 @@ impl ServerReport {
         let _ = writeln!(s, "; stopped by {}", self.stopped_by);
         let line = |name: &str, m: &Option<Summary>| match m {
             Some(m) => format!(
-                "{name} µs: p20 {:.2}  p50 {:.2}  p99 {:.2}  (n {})\n",
-                m.p20, m.p50, m.p99, m.n
+                "{name} µs: p20 {:.2}  p50 {:.2}  p99 {:.2}  (n {}, {})\n",
+                m.p20, m.p50, m.p99, m.n, self.quantiles
             ),
             None => String::new(),
         };

@@ -237,7 +237,7 @@ pub fn packet_for(peer: SocketAddr, local: SocketAddr, meta: &sys::RecvMeta) -> 
         dst: addr_to_u128(dst_ip),
         l3: L3::Ip,
         ip_version: if v4 { 4 } else { 6 },
-        proto: 17,
+        proto: weir_wire::proto::UDP,
         src_port: peer.port(),
         dst_port: local.port(),
         has_ports: true,

@@ -1169,3 +1169,135 @@ mod roundtrip {
         }
     }
 }
+
+/// The housekeeping commands of a script (`delete`, `flush`, `set move`,
+/// `set swap`) against the obvious model: a list of (number, set, id)
+/// changed by a pass over every rule per command.
+mod housekeeping {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Cmd {
+        Add(Option<u16>, u8),
+        Delete(u16, u16, Option<u8>),
+        DeleteSet(u8),
+        Flush(Option<u8>),
+        Swap(u8, u8),
+        MoveSet(u8, u8),
+        MoveRule(u16, u8),
+    }
+
+    fn set() -> impl Strategy<Value = u8> {
+        prop_oneof![0u8..4, Just(31)]
+    }
+
+    fn number() -> impl Strategy<Value = u16> {
+        prop_oneof![(1u16..8).prop_map(|n| n * 100), Just(65500), Just(65534)]
+    }
+
+    fn cmd() -> impl Strategy<Value = Cmd> {
+        prop_oneof![
+            6 => (prop::option::of(number()), set()).prop_map(|(n, s)| Cmd::Add(n, s)),
+            2 => (number(), number(), prop::option::of(set()))
+                .prop_map(|(a, b, s)| Cmd::Delete(a.min(b), a.max(b), s)),
+            1 => set().prop_map(Cmd::DeleteSet),
+            1 => prop::option::of(set()).prop_map(Cmd::Flush),
+            1 => (set(), set()).prop_map(|(a, b)| Cmd::Swap(a, b)),
+            1 => (set(), set()).prop_map(|(a, b)| Cmd::MoveSet(a, b)),
+            1 => (number(), set()).prop_map(|(n, s)| Cmd::MoveRule(n, s)),
+        ]
+    }
+
+    /// The script's text and the rules the model expects: (number, set, id).
+    fn model(cmds: &[Cmd]) -> (String, Vec<(u16, u8, usize)>) {
+        let mut text = String::new();
+        let mut rules: Vec<(u16, u8, usize)> = Vec::new();
+        let mut last = 0u16;
+        for (id, c) in cmds.iter().enumerate() {
+            let line = match *c {
+                Cmd::Add(n, s) => {
+                    let n = n.filter(|&n| n != 0).unwrap_or_else(|| {
+                        if u32::from(last) + 100 < 65535 {
+                            last + 100
+                        } else {
+                            last.max(1)
+                        }
+                    });
+                    rules.push((n, s, id));
+                    last = last.max(n);
+                    format!("add {n} set {s} count ip from any to any // r{id}")
+                }
+                Cmd::Delete(lo, hi, s) => {
+                    rules.retain(|r| !(lo <= r.0 && r.0 <= hi && s.is_none_or(|s| r.1 == s)));
+                    match s {
+                        Some(s) => format!("set {s} delete {lo}-{hi}"),
+                        None => format!("delete {lo}-{hi}"),
+                    }
+                }
+                Cmd::DeleteSet(s) => {
+                    rules.retain(|r| r.1 != s);
+                    format!("delete set {s}")
+                }
+                Cmd::Flush(s) => {
+                    rules.retain(|r| match s {
+                        Some(s) => r.1 != s,
+                        None => r.1 == 31,
+                    });
+                    match s {
+                        Some(s) => format!("set {s} flush"),
+                        None => "flush".to_owned(),
+                    }
+                }
+                Cmd::Swap(a, b) => {
+                    for r in &mut rules {
+                        r.1 = if r.1 == a {
+                            b
+                        } else if r.1 == b {
+                            a
+                        } else {
+                            r.1
+                        };
+                    }
+                    format!("set swap {a} {b}")
+                }
+                Cmd::MoveSet(a, b) => {
+                    for r in rules.iter_mut().filter(|r| r.1 == a) {
+                        r.1 = b;
+                    }
+                    format!("set move {a} to {b}")
+                }
+                Cmd::MoveRule(n, s) => {
+                    for r in rules.iter_mut().filter(|r| r.0 == n) {
+                        r.1 = s;
+                    }
+                    format!("set move rule {n} to {s}")
+                }
+            };
+            if matches!(c, Cmd::Delete(..) | Cmd::DeleteSet(_) | Cmd::Flush(_)) {
+                last = rules.iter().map(|r| r.0).max().unwrap_or(0);
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        (text, rules)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn commands_leave_the_rules_the_model_does(cmds in prop::collection::vec(cmd(), 0..40)) {
+            let (text, want) = model(&cmds);
+            let rs = parse(&text).map_err(|e| format!("{text}\n{e:?}")).unwrap();
+            let got: Vec<(u16, u8, usize)> = rs
+                .rules
+                .iter()
+                .map(|r| {
+                    let id = r.comment.as_deref().and_then(|c| c.strip_prefix('r'));
+                    (r.number, r.head.set, id.and_then(|i| i.parse().ok()).unwrap_or(usize::MAX))
+                })
+                .collect();
+            prop_assert_eq!(got, want, "{}", text);
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! Decode cost of typical frames: `cargo bench -p weir-wire --bench decode`.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use weir_wire::{decode, LinkType};
+use weir_wire::{decode, decode_with, Fields, LinkType};
 
 /// Ethernet / IPv4 / TCP SYN, 54 bytes.
 const ETH_V4_TCP: [u8; 54] = [
@@ -30,6 +30,21 @@ fn bench_decode(c: &mut Criterion) {
     });
     group.bench_function("vlan-ipv6-udp", |b| {
         b.iter(|| decode(LinkType::ETHERNET, black_box(&VLAN_V6_UDP), 74))
+    });
+    // The same frames with only the always-decoded fields, as for a
+    // ruleset that reads no optional field (most do not).
+    group.bench_function("ethernet-ipv4-tcp/none", |b| {
+        b.iter(|| decode_with(LinkType::ETHERNET, black_box(&ETH_V4_TCP), 60, Fields::NONE))
+    });
+    group.bench_function("vlan-ipv6-udp/none", |b| {
+        b.iter(|| {
+            decode_with(
+                LinkType::ETHERNET,
+                black_box(&VLAN_V6_UDP),
+                74,
+                Fields::NONE,
+            )
+        })
     });
     group.finish();
 }

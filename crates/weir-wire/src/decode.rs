@@ -22,6 +22,7 @@
 
 use std::fmt;
 
+use crate::fields::Fields;
 use crate::packet::{Packet, L3};
 use crate::{ip, l4, link};
 
@@ -99,13 +100,21 @@ impl fmt::Display for LinkType {
 /// allocates. `l3_offset`/`l3_len` are always set; when the link header itself
 /// is cut short they are 0 and the whole frame, as nothing is known about it.
 pub fn decode(link: LinkType, frame: &[u8], orig_len: u32) -> Packet {
+    decode_with(link, frame, orig_len, Fields::ALL)
+}
+
+/// As [`decode`], filling of the optional fields only those in `fields`
+/// (see [`Fields`]); the others stay zero. Whether the frame is IP, and
+/// why it is malformed, never depend on `fields`.
+#[inline]
+pub fn decode_with(link: LinkType, frame: &[u8], orig_len: u32, fields: Fields) -> Packet {
     let mut p = Packet::default();
     // The wire carried at least what was captured; a record claiming less
     // (or a caller passing 0) must not make every packet look over-long.
     let orig_len = orig_len.max(u32::try_from(frame.len()).unwrap_or(u32::MAX));
     p.l3_len = orig_len;
 
-    let (offset, net) = match link::parse(link, frame, &mut p) {
+    let (offset, net) = match link::parse(link, frame, &mut p, fields) {
         Ok(found) => found,
         Err(reason) => {
             p.l3 = L3::Malformed(reason);
@@ -119,22 +128,27 @@ pub fn decode(link: LinkType, frame: &[u8], orig_len: u32) -> Packet {
 
     let result = match net {
         link::Net::NonIp => return p,
-        link::Net::V4 => ip::parse_v4(&mut p, l3, l3_len),
-        link::Net::V6 => ip::parse_v6(&mut p, l3, l3_len),
+        link::Net::V4 => ip::parse_v4(&mut p, l3, l3_len, fields),
+        link::Net::V6 => ip::parse_v6(&mut p, l3, l3_len, fields),
         // Raw IP: the version nibble decides; anything but 6 is checked as
         // IPv4 so that an empty or garbled frame gets its IPv4 reason.
         link::Net::Raw => match l3.first().map(|b| b >> 4) {
-            Some(6) => ip::parse_v6(&mut p, l3, l3_len),
-            _ => ip::parse_v4(&mut p, l3, l3_len),
+            Some(6) => ip::parse_v6(&mut p, l3, l3_len, fields),
+            _ => ip::parse_v4(&mut p, l3, l3_len, fields),
         },
     };
     // `None`: a later fragment or ESP, which carry no readable L4 header.
     let result = match result {
         Ok(Some(segment)) => {
-            // The segment lies inside `l3`: its offset is the IP headers' length.
-            let headers = (segment.as_ptr() as usize).saturating_sub(l3.as_ptr() as usize);
-            let payload = usize::from(p.ip_len).saturating_sub(headers);
-            l4::parse(&mut p, segment, payload)
+            // The segment lies inside `l3`: its offset is the IP headers'
+            // length. Only `tcp_data_len` needs the payload's.
+            let payload = if fields.contains(Fields::TCP_DATA_LEN) {
+                let headers = (segment.as_ptr() as usize).saturating_sub(l3.as_ptr() as usize);
+                usize::from(p.ip_len).saturating_sub(headers)
+            } else {
+                0
+            };
+            l4::parse(&mut p, segment, payload, fields)
         }
         Ok(None) => Ok(()),
         Err(reason) => Err(reason),

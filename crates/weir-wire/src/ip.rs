@@ -11,7 +11,9 @@
 //! [`tso_v4_len`] and [`tso_v6_payload`].
 
 use crate::decode::{array, be16, be32};
+use crate::fields::Fields;
 use crate::packet::{ext6, frag, ipopt, v4_mapped, Malformed, Packet};
+use crate::proto;
 
 type IpResult<'a> = Result<Option<&'a [u8]>, Malformed>;
 
@@ -47,13 +49,6 @@ mod v6 {
     pub const DST: usize = 24;
     pub const HEADER_LEN: usize = 40;
 
-    pub const HOPOPT: u8 = 0;
-    pub const ROUTING: u8 = 43;
-    pub const FRAGMENT: u8 = 44;
-    pub const ESP: u8 = 50;
-    pub const AH: u8 = 51;
-    pub const DSTOPT: u8 = 60;
-    pub const NO_NEXT_HEADER: u8 = 59;
     /// Extension headers walked before the chain is called malformed.
     pub const MAX_EXT_HEADERS: usize = 8;
     pub const FRAGMENT_HEADER_LEN: usize = 8;
@@ -67,7 +62,12 @@ mod v6 {
 
 /// Parses an IPv4 header. `l3_len` is the layer-3 length of the original
 /// frame, which the total length may not exceed.
-pub(crate) fn parse_v4<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResult<'a> {
+pub(crate) fn parse_v4<'a>(
+    p: &mut Packet,
+    l3: &'a [u8],
+    l3_len: u32,
+    fields: Fields,
+) -> IpResult<'a> {
     let ver_ihl = *l3.first().ok_or(Malformed::TruncatedIp)?;
     if ver_ihl >> 4 != 4 {
         return Err(Malformed::BadIpHeader);
@@ -77,7 +77,7 @@ pub(crate) fn parse_v4<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResul
     // fails below still shows its addresses.
     let fixed: Option<&[u8; v4::MIN_HEADER_LEN]> = array(l3, 0);
     if let Some(h) = fixed {
-        fixed_v4(p, h);
+        fixed_v4(p, h, fields);
     }
     // IHL counts 32-bit words; at most 15 * 4 = 60 bytes.
     let header_len = usize::from(ver_ihl & 0x0f) * 4;
@@ -117,14 +117,16 @@ fn tso_v4_len(p: &mut Packet, l3_len: u32) -> u32 {
 }
 
 /// Copies the fields of the fixed 20-byte IPv4 header into the record.
-fn fixed_v4(p: &mut Packet, h: &[u8; v4::MIN_HEADER_LEN]) {
+fn fixed_v4(p: &mut Packet, h: &[u8; v4::MIN_HEADER_LEN], fields: Fields) {
     p.tos = h[v4::TOS];
     p.ttl = h[v4::TTL];
     p.proto = h[v4::PROTOCOL];
     p.src = v4_mapped(be32(h, v4::SRC).unwrap_or_default());
     p.dst = v4_mapped(be32(h, v4::DST).unwrap_or_default());
     p.ip_len = u16::from_be_bytes([h[v4::LENGTH], h[v4::LENGTH + 1]]);
-    p.ip_id = u16::from_be_bytes([h[v4::ID], h[v4::ID + 1]]);
+    if fields.contains(Fields::IP_ID) {
+        p.ip_id = u16::from_be_bytes([h[v4::ID], h[v4::ID + 1]]);
+    }
     let flags_frag = u16::from_be_bytes([h[v4::FLAGS_FRAG], h[v4::FLAGS_FRAG + 1]]);
     if flags_frag & v4::MF != 0 {
         p.frag |= frag::MF;
@@ -166,7 +168,12 @@ fn options_v4(mut opts: &[u8]) -> u8 {
 }
 
 /// Parses an IPv6 header and walks its extension headers.
-pub(crate) fn parse_v6<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResult<'a> {
+pub(crate) fn parse_v6<'a>(
+    p: &mut Packet,
+    l3: &'a [u8],
+    l3_len: u32,
+    fields: Fields,
+) -> IpResult<'a> {
     let first = *l3.first().ok_or(Malformed::TruncatedIp)?;
     if first >> 4 != 6 {
         return Err(Malformed::BadIpHeader);
@@ -175,7 +182,9 @@ pub(crate) fn parse_v6<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResul
     let h: &[u8; v6::HEADER_LEN] = array(l3, 0).ok_or(Malformed::TruncatedIp)?;
     // Traffic class straddles bytes 0 and 1; the flow label is the rest.
     p.tos = (h[0] << 4) | (h[1] >> 4);
-    p.flow_label = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) & 0xf_ffff;
+    if fields.contains(Fields::FLOW_LABEL) {
+        p.flow_label = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) & 0xf_ffff;
+    }
     p.ttl = h[v6::HOP_LIMIT];
     let next = h[v6::NEXT_HEADER];
     p.proto = next;
@@ -190,7 +199,7 @@ pub(crate) fn parse_v6<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResul
     // A jumbogram (RFC 2675) says 0 here and gives its length in a hop-by-hop
     // option; the frame's own length is as good and needs no trust.
     if payload_len == 0
-        && next == v6::HOPOPT
+        && next == proto::HOPOPT
         && has_jumbo(l3.get(v6::HEADER_LEN..).unwrap_or_default())
     {
         payload_len = frame_payload;
@@ -219,7 +228,7 @@ pub(crate) fn parse_v6<'a>(p: &mut Packet, l3: &'a [u8], l3_len: u32) -> IpResul
 /// header without the option, or "no next header", keeps the length 0.
 fn tso_v6_payload(next: u8, frame_payload: u32) -> u32 {
     let big = frame_payload > u32::from(u16::MAX);
-    if big && next != v6::HOPOPT && next != v6::NO_NEXT_HEADER {
+    if big && next != proto::HOPOPT && next != proto::IPV6_NONXT {
         frame_payload
     } else {
         0
@@ -235,13 +244,13 @@ fn walk_ext<'a>(p: &mut Packet, datagram: &'a [u8], mut next: u8) -> IpResult<'a
     loop {
         p.proto = next;
         let bit = match next {
-            v6::HOPOPT => ext6::HOPOPT,
-            v6::ROUTING => ext6::ROUTING,
-            v6::DSTOPT => ext6::DSTOPT,
-            v6::FRAGMENT => ext6::FRAGMENT,
-            v6::AH => ext6::AH,
+            proto::HOPOPT => ext6::HOPOPT,
+            proto::IPV6_ROUTE => ext6::ROUTING,
+            proto::IPV6_OPTS => ext6::DSTOPT,
+            proto::IPV6_FRAG => ext6::FRAGMENT,
+            proto::AH => ext6::AH,
             // ESP encrypts everything after it: nothing more to read.
-            v6::ESP => {
+            proto::ESP => {
                 p.ext6 |= ext6::ESP;
                 return Ok(None);
             }
@@ -255,9 +264,9 @@ fn walk_ext<'a>(p: &mut Packet, datagram: &'a [u8], mut next: u8) -> IpResult<'a
             .get(at.saturating_add(1))
             .ok_or(Malformed::BadExtHeader)?;
         let len = match next {
-            v6::FRAGMENT => v6::FRAGMENT_HEADER_LEN,
+            proto::IPV6_FRAG => v6::FRAGMENT_HEADER_LEN,
             // AH counts 32-bit words, minus 2 (RFC 4302).
-            v6::AH => (usize::from(len_byte) + 2) * 4,
+            proto::AH => (usize::from(len_byte) + 2) * 4,
             // The others count 8-byte units, not counting the first.
             _ => (usize::from(len_byte) + 1) * 8,
         };
@@ -265,7 +274,7 @@ fn walk_ext<'a>(p: &mut Packet, datagram: &'a [u8], mut next: u8) -> IpResult<'a
             .get(at..at.saturating_add(len))
             .ok_or(Malformed::BadExtHeader)?;
         p.ext6 |= bit;
-        if next == v6::ROUTING {
+        if next == proto::IPV6_ROUTE {
             p.ext6 |= match header.get(2) {
                 Some(0) => ext6::RTHDR0,
                 Some(2) => ext6::RTHDR2,
@@ -273,7 +282,7 @@ fn walk_ext<'a>(p: &mut Packet, datagram: &'a [u8], mut next: u8) -> IpResult<'a
             };
         }
         let header_next = header.first().copied().unwrap_or_default();
-        if next == v6::FRAGMENT {
+        if next == proto::IPV6_FRAG {
             let frag_field = be16(header, 2).unwrap_or_default();
             if frag_field & v6::FRAG_M != 0 {
                 p.frag |= frag::MF;

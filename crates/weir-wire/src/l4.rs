@@ -7,13 +7,9 @@
 //! a header are left alone.
 
 use crate::decode::{array, be16, be32};
+use crate::fields::Fields;
 use crate::packet::{tcpopt, Malformed, Packet};
-
-const PROTO_ICMP: u8 = 1;
-const PROTO_TCP: u8 = 6;
-const PROTO_UDP: u8 = 17;
-const PROTO_ICMPV6: u8 = 58;
-const PROTO_SCTP: u8 = 132;
+use crate::proto;
 
 /// Source and destination port lead TCP, UDP and SCTP headers alike.
 mod ports {
@@ -55,36 +51,38 @@ mod icmp {
 
 /// Decodes the L4 header of `segment`, which carries `p.proto`.
 /// `ip_payload` is the IP length less the IP headers (for `tcp_data_len`).
-pub(crate) fn parse(p: &mut Packet, segment: &[u8], ip_payload: usize) -> Result<(), Malformed> {
+/// Fills of the optional TCP fields only those in `fields`.
+#[inline]
+pub(crate) fn parse(
+    p: &mut Packet,
+    segment: &[u8],
+    ip_payload: usize,
+    fields: Fields,
+) -> Result<(), Malformed> {
     match (p.proto, p.ip_version) {
-        (PROTO_TCP, _) => {
+        (proto::TCP, _) => {
             let h: &[u8; tcp::HEADER_LEN] = array(segment, 0).ok_or(Malformed::TruncatedL4)?;
             set_ports(p, h);
             p.tcp_flags = h[tcp::FLAGS];
-            p.tcp_seq = be32(h, tcp::SEQ).unwrap_or_default();
-            p.tcp_ack = be32(h, tcp::ACK).unwrap_or_default();
-            p.tcp_win = be16(h, tcp::WINDOW).unwrap_or_default();
             let header_len = usize::from(h[tcp::DATA_OFFSET] >> 4) * 4;
+            if fields.intersects(TCP_FIELDS) {
+                tcp_fields(p, segment, header_len, ip_payload, fields);
+            }
             if header_len < usize::from(tcp::MIN_DATA_OFFSET) * 4 {
                 return Err(Malformed::BadL4Header);
             }
-            p.tcp_data_len =
-                u16::try_from(ip_payload.saturating_sub(header_len)).unwrap_or(u16::MAX);
-            // Options as far as they were captured (ipfw pulls them up).
-            let opts = segment.get(tcp::HEADER_LEN..header_len.min(segment.len()));
-            tcp_options(p, opts.unwrap_or_default());
         }
-        (PROTO_UDP, _) => {
+        (proto::UDP, _) => {
             let h: &[u8; UDP_HEADER_LEN] = array(segment, 0).ok_or(Malformed::TruncatedL4)?;
             set_ports(p, h);
         }
-        (PROTO_SCTP, _) => {
+        (proto::SCTP, _) => {
             let h: &[u8; SCTP_HEADER_LEN] = array(segment, 0).ok_or(Malformed::TruncatedL4)?;
             set_ports(p, h);
         }
         // ICMP belongs to IPv4 and ICMPv6 to IPv6; the other pairing is just
         // an unusual protocol number, as ipfw sees it.
-        (PROTO_ICMP, 4) | (PROTO_ICMPV6, 6) => {
+        (proto::ICMP, 4) | (proto::ICMPV6, 6) => {
             let h: &[u8; icmp::HEADER_LEN] = array(segment, 0).ok_or(Malformed::TruncatedL4)?;
             p.icmp_type = h[icmp::TYPE];
             p.icmp_code = h[icmp::CODE];
@@ -93,6 +91,40 @@ pub(crate) fn parse(p: &mut Packet, segment: &[u8], ip_payload: usize) -> Result
         _ => {}
     }
     Ok(())
+}
+
+/// Every optional field of the TCP header.
+const TCP_FIELDS: Fields = Fields::TCP_HEADER
+    .with(Fields::TCP_DATA_LEN)
+    .with(Fields::TCP_OPTIONS);
+
+/// The TCP fields beyond ports and flags that `fields` asks for; the data
+/// length and options only of a header whose length is valid. Out of
+/// line: most rulesets read none of them.
+#[inline(never)]
+fn tcp_fields(
+    p: &mut Packet,
+    segment: &[u8],
+    header_len: usize,
+    ip_payload: usize,
+    fields: Fields,
+) {
+    if fields.contains(Fields::TCP_HEADER) {
+        p.tcp_seq = be32(segment, tcp::SEQ).unwrap_or_default();
+        p.tcp_ack = be32(segment, tcp::ACK).unwrap_or_default();
+        p.tcp_win = be16(segment, tcp::WINDOW).unwrap_or_default();
+    }
+    if header_len < usize::from(tcp::MIN_DATA_OFFSET) * 4 {
+        return;
+    }
+    if fields.contains(Fields::TCP_DATA_LEN) {
+        p.tcp_data_len = u16::try_from(ip_payload.saturating_sub(header_len)).unwrap_or(u16::MAX);
+    }
+    if fields.contains(Fields::TCP_OPTIONS) {
+        // Options as far as they were captured (ipfw pulls them up).
+        let opts = segment.get(tcp::HEADER_LEN..header_len.min(segment.len()));
+        tcp_options(p, opts.unwrap_or_default());
+    }
 }
 
 /// Walks TCP options for the kinds ipfw's `tcpoptions` names, and the MSS

@@ -10,12 +10,15 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 mod decode;
+mod fields;
 mod ip;
 mod l4;
 mod link;
 mod packet;
+pub mod proto;
 #[cfg(test)]
 mod tests;
 
-pub use decode::{decode, LinkType};
+pub use decode::{decode, decode_with, LinkType};
+pub use fields::Fields;
 pub use packet::*;

@@ -5,6 +5,7 @@
 //! address family is not an error: the frame is simply not IP.
 
 use crate::decode::{array, be16, LinkType};
+use crate::fields::Fields;
 use crate::packet::{Direction, Malformed, Packet};
 
 /// What the link layer says layer 3 is.
@@ -70,9 +71,10 @@ const AF_INET6_FREEBSD: u32 = 28;
 const AF_INET6_DARWIN: u32 = 30;
 const NULL_HEADER_LEN: usize = 4;
 
-pub(crate) fn parse(link: LinkType, frame: &[u8], p: &mut Packet) -> LinkResult {
+#[inline]
+pub(crate) fn parse(link: LinkType, frame: &[u8], p: &mut Packet, fields: Fields) -> LinkResult {
     match link {
-        LinkType::ETHERNET => ethernet(frame, p),
+        LinkType::ETHERNET => ethernet(frame, p, fields),
         LinkType::NULL => null(frame, false),
         LinkType::LOOP => null(frame, true),
         LinkType::RAW | LinkType::RAW_DLT12 | LinkType::RAW_DLT14 => Ok((0, Net::Raw)),
@@ -86,18 +88,29 @@ pub(crate) fn parse(link: LinkType, frame: &[u8], p: &mut Packet) -> LinkResult 
     }
 }
 
-fn ethernet(frame: &[u8], p: &mut Packet) -> LinkResult {
+fn ethernet(frame: &[u8], p: &mut Packet, fields: Fields) -> LinkResult {
     let ethertype = be16(frame, ether::ETHERTYPE).ok_or(Malformed::TruncatedLink)?;
-    let macs: &[u8; ether::ETHERTYPE] = array(frame, 0).ok_or(Malformed::TruncatedLink)?;
-    p.mac_dst.copy_from_slice(&macs[..6]);
-    p.mac_src.copy_from_slice(&macs[6..]);
-    p.has_mac = true;
     let found = after_ethertype(frame, ether::HEADER_LEN, ethertype, p);
+    if fields.contains(Fields::MAC) {
+        mac_header(frame, ethertype, &found, p);
+    }
+    found
+}
+
+/// The Ethernet addresses and type, for the rules that read them. Out of
+/// line: most rulesets do not.
+#[inline(never)]
+fn mac_header(frame: &[u8], ethertype: u16, found: &LinkResult, p: &mut Packet) {
+    // `ethernet` read the type after them, so both addresses are there.
+    if let Some(macs) = array::<{ ether::ETHERTYPE }>(frame, 0) {
+        p.mac_dst.copy_from_slice(&macs[..6]);
+        p.mac_src.copy_from_slice(&macs[6..]);
+        p.has_mac = true;
+    }
     p.ether_type = found.map_or(ethertype, |(at, _)| {
         // The type after the VLAN tags: what ipfw on the VLAN interface sees.
         be16(frame, at.saturating_sub(2)).unwrap_or(ethertype)
     });
-    found
 }
 
 /// Follows VLAN tags from `at` (just past `ethertype`), recording the

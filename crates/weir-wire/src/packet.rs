@@ -133,7 +133,9 @@ pub mod tcp {
     pub const CWR: u8 = 0x80;
 }
 
-/// One decoded frame. Small, `Copy`, no pointers into the frame.
+/// One decoded frame. Small, `Copy`, no pointers into the frame. The
+/// fields marked "(optional)" are filled only when the decode asked for
+/// them ([`Fields`](crate::Fields)); otherwise they are zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Packet {
     /// Source address; IPv4 in IPv4-mapped form. Zero for non-IP; for a
@@ -156,15 +158,16 @@ pub struct Packet {
     pub has_ports: bool,
     /// TCP flags byte (TCP only, first fragment only).
     pub tcp_flags: u8,
-    /// TCP options present, see [`tcpopt`] (TCP only).
+    /// TCP options present, see [`tcpopt`] (TCP only; optional).
     pub tcp_opts: u8,
     /// TCP sequence and acknowledgment numbers, window, and the bytes of
-    /// data after the TCP header (IP length minus the IP and TCP headers).
+    /// data after the TCP header (IP length minus the IP and TCP headers);
+    /// optional.
     pub tcp_seq: u32,
     pub tcp_ack: u32,
     pub tcp_win: u16,
     pub tcp_data_len: u16,
-    /// The TCP MSS option's value, 0 when absent.
+    /// The TCP MSS option's value, 0 when absent (optional).
     pub tcp_mss: u16,
     /// ICMP or ICMPv6 type and code; valid when `has_icmp`.
     pub icmp_type: u8,
@@ -184,12 +187,13 @@ pub struct Packet {
     pub ip_options: u8,
     /// IPv6 extension headers present, see [`ext6`].
     pub ext6: u8,
-    /// IPv4 identification.
+    /// IPv4 identification (optional).
     pub ip_id: u16,
-    /// IPv6 flow label (20 bits).
+    /// IPv6 flow label (20 bits; optional).
     pub flow_label: u32,
     /// Ethernet destination and source addresses and type (after VLAN
-    /// tags), when the frame came with an Ethernet header (`has_mac`).
+    /// tags), when the frame came with an Ethernet header (`has_mac`);
+    /// optional.
     pub mac_dst: [u8; 6],
     pub mac_src: [u8; 6],
     pub ether_type: u16,

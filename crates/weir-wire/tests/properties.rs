@@ -5,7 +5,7 @@ use etherparse::{
     LinkExtHeader, LinkHeader, NetHeaders, PacketBuilder, PacketHeaders, TransportHeader, VlanId,
 };
 use proptest::prelude::*;
-use weir_wire::{decode, tcp, v4_mapped, LinkType, Packet, L3};
+use weir_wire::{decode, decode_with, tcp, v4_mapped, Fields, LinkType, Packet, L3};
 
 const LINK_TYPES: [LinkType; 12] = [
     LinkType::NULL,
@@ -43,7 +43,60 @@ fn check_invariants(p: &Packet, frame_len: usize, orig_len: u32) {
     }
 }
 
+/// A plausible link header and IP version nibble before `body`, so the IP
+/// and L4 code sees most of the traffic rather than the link code.
+fn ip_frame(link: LinkType, v6: bool, body: &[u8]) -> Vec<u8> {
+    let (header, version): (&[u8], u8) = match (link, v6) {
+        (LinkType::ETHERNET, false) => (&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x08, 0x00], 0x45),
+        (LinkType::ETHERNET, true) => (&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x86, 0xdd], 0x60),
+        (LinkType::NULL | LinkType::LOOP, false) => (&[0, 0, 0, 2], 0x45),
+        (LinkType::NULL | LinkType::LOOP, true) => (&[0, 0, 0, 30], 0x60),
+        (LinkType::PPP | LinkType::PPP_HDLC, false) => (&[0xff, 0x03, 0x00, 0x21], 0x45),
+        (LinkType::PPP | LinkType::PPP_HDLC, true) => (&[0xff, 0x03, 0x00, 0x57], 0x60),
+        (LinkType::LINUX_SLL, _) => (
+            &[0, 4, 0, 1, 0, 6, 1, 2, 3, 4, 5, 6, 0, 0, 0x08, 0x00],
+            0x45,
+        ),
+        (LinkType::LINUX_SLL2, _) => (
+            &[
+                0x86, 0xdd, 0, 0, 0, 0, 0, 1, 0, 1, 0, 6, 1, 2, 3, 4, 5, 6, 0, 0,
+            ],
+            0x60,
+        ),
+        (_, false) => (&[], 0x45),
+        (_, true) => (&[], 0x60),
+    };
+    let mut frame = header.to_vec();
+    frame.push(version | (body.first().copied().unwrap_or(0) & 0x0f));
+    frame.extend_from_slice(body);
+    frame
+}
+
 proptest! {
+    /// Decoding fewer fields changes nothing else: not whether the frame
+    /// is IP, not why it is malformed, not any field that was asked for.
+    #[test]
+    fn a_field_set_skips_only_its_fields(
+        link in proptest::sample::select(LINK_TYPES.to_vec()),
+        v6 in any::<bool>(),
+        body in proptest::collection::vec(any::<u8>(), 0..160),
+        tcp in tcp_frame(),
+        case in case(),
+        fields in fields(),
+    ) {
+        let frames = [
+            (link, ip_frame(link, v6, &body)),
+            (LinkType::ETHERNET, tcp),
+            (LinkType::ETHERNET, build(&case)),
+        ];
+        for (link, frame) in frames {
+            let full = decode(link, &frame, frame.len() as u32);
+            let some = decode_with(link, &frame, frame.len() as u32, fields);
+            prop_assert_eq!(some, fields.keep(&full), "{:?} on {:02x?}", fields, frame);
+            prop_assert_eq!(decode_with(link, &frame, frame.len() as u32, Fields::ALL), full);
+        }
+    }
+
     #[test]
     fn random_bytes_never_panic(
         link in link_type(),
@@ -63,21 +116,7 @@ proptest! {
         body in proptest::collection::vec(any::<u8>(), 0..160),
         extra in 0u32..100,
     ) {
-        let (header, version): (&[u8], u8) = match (link, v6) {
-            (LinkType::ETHERNET, false) => (&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x08, 0x00], 0x45),
-            (LinkType::ETHERNET, true) => (&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x86, 0xdd], 0x60),
-            (LinkType::NULL | LinkType::LOOP, false) => (&[0, 0, 0, 2], 0x45),
-            (LinkType::NULL | LinkType::LOOP, true) => (&[0, 0, 0, 30], 0x60),
-            (LinkType::PPP | LinkType::PPP_HDLC, false) => (&[0xff, 0x03, 0x00, 0x21], 0x45),
-            (LinkType::PPP | LinkType::PPP_HDLC, true) => (&[0xff, 0x03, 0x00, 0x57], 0x60),
-            (LinkType::LINUX_SLL, _) => (&[0, 4, 0, 1, 0, 6, 1, 2, 3, 4, 5, 6, 0, 0, 0x08, 0x00], 0x45),
-            (LinkType::LINUX_SLL2, _) => (&[0x86, 0xdd, 0, 0, 0, 0, 0, 1, 0, 1, 0, 6, 1, 2, 3, 4, 5, 6, 0, 0], 0x60),
-            (_, false) => (&[], 0x45),
-            (_, true) => (&[], 0x60),
-        };
-        let mut frame = header.to_vec();
-        frame.push(version | (body.first().copied().unwrap_or(0) & 0x0f));
-        frame.extend_from_slice(&body);
+        let frame = ip_frame(link, v6, &body);
         let orig_len = frame.len() as u32 + extra;
         let p = decode(link, &frame, orig_len);
         check_invariants(&p, frame.len(), orig_len);
@@ -150,6 +189,63 @@ struct Case {
     ports: (u16, u16),
     flags: u8,
     payload: Vec<u8>,
+}
+
+/// An Ethernet IPv4 TCP segment with a random header (data offset 5 to
+/// 15), options drawn from the kinds ipfw names and any others, and a
+/// payload: the TCP fields' own code, most of the time.
+fn tcp_frame() -> impl Strategy<Value = Vec<u8>> {
+    let option = prop_oneof![
+        Just(vec![1u8]),
+        Just(vec![0u8]),
+        any::<u16>().prop_map(|mss| vec![2, 4, (mss >> 8) as u8, mss as u8]),
+        Just(vec![3, 3, 7]),
+        Just(vec![4, 2]),
+        Just(vec![8, 10, 0, 0, 0, 1, 0, 0, 0, 2]),
+        proptest::collection::vec(any::<u8>(), 1..6),
+    ];
+    (
+        any::<[u8; 20]>(),
+        proptest::collection::vec(option, 0..6),
+        proptest::collection::vec(any::<u8>(), 0..40),
+        any::<[u8; 4]>(),
+    )
+        .prop_map(|(mut th, options, payload, ip)| {
+            let opts: Vec<u8> = options.concat();
+            let words = (opts.len().div_ceil(4)).min(10);
+            th[12] = ((5 + words) as u8) << 4 | (th[12] & 0x0f);
+            let mut seg = th.to_vec();
+            seg.extend(
+                opts.iter()
+                    .copied()
+                    .chain(std::iter::repeat(0))
+                    .take(words * 4),
+            );
+            seg.extend_from_slice(&payload);
+            let total = (20 + seg.len()) as u16;
+            let mut frame = vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0x08, 0x00];
+            frame.extend_from_slice(&[
+                0x45,
+                ip[0],
+                (total >> 8) as u8,
+                total as u8,
+                ip[1],
+                ip[2],
+                0x40,
+                0,
+                64,
+                6,
+                0,
+                0,
+            ]);
+            frame.extend_from_slice(&[10, 0, 0, ip[3], 192, 0, 2, 1]);
+            frame.extend_from_slice(&seg);
+            frame
+        })
+}
+
+fn fields() -> impl Strategy<Value = Fields> {
+    any::<u8>().prop_map(Fields::from_bits)
 }
 
 fn case() -> impl Strategy<Value = Case> {

@@ -12,7 +12,7 @@ use crate::Failure;
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
-use weir_bench::{bench, calibrate, svg};
+use weir_bench::{bench, calibrate};
 use weir_engine::Logger;
 use weir_io::open_capture;
 use weir_io::output::Endpoint;
@@ -117,10 +117,10 @@ pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
     }
     let names = Names::system();
     let mut engine = build_engine(&args.rules, &args.engine, &names)?;
-    if engine.program.rules.iter().any(|r| r.log_limit.is_some()) {
+    if engine.program().rules.iter().any(|r| r.log_limit.is_some()) {
         let sink = Box::new(std::io::sink());
         let format = weir_engine::LogFormat::Text;
-        engine.set_logger(Logger::new(sink, format, &names, &engine.program.rules));
+        engine.set_logger(Logger::new(sink, format, &names, &engine.program().rules));
     }
     let packets = load_packets(args, &mut engine)?;
     if packets.is_empty() {
@@ -149,7 +149,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
         )
         .to_lowercase();
         let mut out = outputs::open(path)?;
-        out.write_text(&svg::cdf(&report.sorted_ns, &title))?;
+        out.write_text(&report.plot(&title))?;
         out.commit()?;
     }
     if args.json {

@@ -28,7 +28,7 @@ use weir_io::output::{ErrorWatch, Watched};
 use weir_io::PcapWriter;
 use weir_live::metrics::{serve_workers, state_samples, Publisher, PUBLISH_INTERVAL};
 use weir_rules::Names;
-use weir_wire::{decode, Direction, LinkType};
+use weir_wire::{decode_with, Direction, LinkType};
 
 type Out = Box<dyn Write + Send>;
 
@@ -258,6 +258,7 @@ impl Worker<'_> {
                 batch.len() as u64
             };
             let mut left = shared.claim(wanted);
+            let fields = engine.fields();
             let mut pass = out.pass.as_ref().map(|f| lock(&f.w));
             let mut drop = out.drop.as_ref().map(|f| lock(&f.w));
             let mut failed = None;
@@ -270,7 +271,7 @@ impl Worker<'_> {
                     return;
                 }
                 left -= 1;
-                let mut p = decode(*link, f.data, f.orig_len);
+                let mut p = decode_with(*link, f.data, f.orig_len, fields);
                 p.iface = 0;
                 p.direction = if f.outgoing() {
                     Direction::Out
@@ -315,19 +316,6 @@ impl Worker<'_> {
 
 fn runtime(e: weir_capture::Error) -> Failure {
     Failure::Runtime(e.to_string())
-}
-
-/// A copy of `template` for another worker: same program, policy,
-/// dispatch and walk; counters of its own.
-fn replicate(template: &Engine) -> Engine {
-    let mut e = Engine::new(template.program.clone());
-    e.env = template.env.clone();
-    e.policy = template.policy;
-    e.dispatch = template.dispatch;
-    if !template.classified() {
-        e.set_linear(true);
-    }
-    e
 }
 
 /// A log sink several workers' loggers share. Each logger buffers its own
@@ -450,7 +438,11 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
     let mut pending = Vec::new();
     let pass = open_pcap(args.write.as_deref(), link, args.snaplen, &mut pending)?;
     let drop = open_pcap(args.drop_out.as_deref(), link, args.snaplen, &mut pending)?;
-    let logs = template.program.rules.iter().any(|r| r.log_limit.is_some());
+    let logs = template
+        .program()
+        .rules
+        .iter()
+        .any(|r| r.log_limit.is_some());
     let mut log_watch = None;
     let log_sink: Option<Arc<Mutex<Out>>> = if logs {
         let (sink, name): (Out, String) = match &args.log_file {
@@ -491,7 +483,7 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
         .into_iter()
         .zip(publishers)
         .map(|(cap, metrics)| {
-            let mut engine = replicate(&template);
+            let mut engine = template.replica();
             if let Some(sink) = &log_sink {
                 let w = LineSink {
                     shared: Arc::clone(sink),
@@ -501,7 +493,7 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
                     Box::new(w),
                     args.log_format.into(),
                     &names,
-                    &engine.program.rules,
+                    &engine.program().rules,
                 );
                 engine.set_logger(logger);
             }

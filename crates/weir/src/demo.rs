@@ -23,15 +23,16 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
         &names,
         &Default::default(),
     )?;
-    let mut engine = Engine::new(program);
-    engine.dispatch = args.dispatch.into();
+    let mut engine = Engine::builder(program)
+        .dispatch(args.dispatch.into())
+        .build();
     // Log lines are collected and shown after the table, not interleaved.
     let log_lines = SharedBuf::default();
     engine.set_logger(Logger::new(
         Box::new(log_lines.clone()),
         LogFormat::Text,
         &names,
-        &engine.program.rules,
+        &engine.program().rules,
     ));
     engine.set_interfaces(&[Some("eth0")]);
     let mut generator = Generator::new(GenConfig {
@@ -55,7 +56,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
     }
     let mut text = format!(
         "weir demo: crates/weir/rules/demo.rules over {} generated packets (seed {}), dispatch {:?}\n\n",
-        args.count, args.seed, engine.dispatch
+        args.count, args.seed, engine.dispatch()
     );
     text += &report::counters_table(&engine);
     text += &format!("\n{}\n", summary.line());

@@ -76,7 +76,7 @@ fn report(
     );
     // Which rules the classifier left in, asked before the walk moves
     // any state; every rule when the walk is linear.
-    let mut candidate = vec![!engine.classified(); engine.program.rules.len()];
+    let mut candidate = vec![!engine.classified(); engine.program().rules.len()];
     if engine.classified() {
         for r in engine.candidate_rules(p) {
             candidate[r] = true;
@@ -99,7 +99,7 @@ fn report(
         skipped_lines(&mut out, engine, p, expect..step.rule, &candidate);
         let mark = if step.matched { "match" } else { "no" };
         rule_lines(&mut out, engine, p, step, mark);
-        let rule = &engine.program.rules[step.rule];
+        let rule = &engine.program().rules[step.rule];
         if step.matched && step.insns.is_empty() && header_lines(rule, p).is_empty() {
             let _ = writeln!(out, "{INDENT}(no conditions: matches every packet)");
         }
@@ -119,8 +119,8 @@ fn report(
             let _ = writeln!(
                 out,
                 "        rules {:05}..{:05}: jumped over by {}",
-                engine.program.rules[expect].number,
-                engine.program.rules[target - 1].number,
+                engine.program().rules[expect].number,
+                engine.program().rules[target - 1].number,
                 rule.action.word()
             );
             if matches!(rule.action, RuleAction::Call(_)) {
@@ -131,7 +131,7 @@ fn report(
             expect = target;
         }
     }
-    let prog = &engine.program;
+    let prog = &engine.program();
     let rule = &prog.rules[decider];
     let _ = writeln!(
         out,
@@ -154,7 +154,7 @@ fn skipped_lines(
     candidate: &[bool],
 ) {
     for skipped in rules {
-        let rule = &engine.program.rules[skipped];
+        let rule = &engine.program().rules[skipped];
         let header_fails = header_lines(rule, p).iter().any(|l| l.starts_with("NO"));
         let mut t = engine.trace_rule(p, skipped);
         if header_fails {
@@ -175,7 +175,7 @@ const INDENT: &str = "               ";
 
 /// A rule's line, its header checks and its instructions, each yes or NO.
 fn rule_lines(out: &mut String, engine: &Engine, p: &Packet, step: &RuleTrace, mark: &str) {
-    let prog = &engine.program;
+    let prog = &engine.program();
     let rule = &prog.rules[step.rule];
     let insns = prog.rule_insns(rule);
     let _ = writeln!(out, "  {:05} {:<5} {}", rule.number, mark, rule.text);
@@ -238,7 +238,7 @@ pub fn describe_packet(p: &Packet, iface: Option<&str>, names: &Names) -> String
             } else {
                 let _ = write!(s, "{proto} {src} > {dst}");
             }
-            if p.proto == 6 && p.has_ports {
+            if p.proto == weir_wire::proto::TCP && p.has_ports {
                 let flags: String = [
                     (tcp::SYN, 'S'),
                     (tcp::FIN, 'F'),

@@ -78,7 +78,7 @@ pub struct InlineArgs {
 /// Log lines go to stderr; `log` sees their write errors, across reloads.
 fn engine_for(args: &InlineArgs, names: &Names, log: &ErrorWatch) -> Result<Engine, Failure> {
     let mut engine = build_engine(&args.rules, &args.engine, names)?;
-    if engine.program.rules.iter().any(|r| r.log_limit.is_some()) {
+    if engine.program().rules.iter().any(|r| r.log_limit.is_some()) {
         attach_stderr_logger(&mut engine, args.log_format.into(), names, log);
     }
     Ok(engine)
@@ -134,7 +134,7 @@ pub fn run(args: &InlineArgs) -> Result<(), Failure> {
     outputs::note_quietly(&format!(
         "weir: inline on queue {}, {} rules from {}{}",
         args.queue,
-        filter.engine.program.rules.len(),
+        filter.engine.program().rules.len(),
         args.rules.display(),
         metrics
             .as_ref()
@@ -154,7 +154,7 @@ pub fn run(args: &InlineArgs) -> Result<(), Failure> {
         }
         // Between batches: every packet received so far has its verdict.
         if let Some(engine) = reload.take() {
-            let rules = engine.program.rules.len();
+            let rules = engine.program().rules.len();
             filter.swap(engine);
             outputs::note_quietly(&format!(
                 "weir: reloaded {}: {rules} rules",
@@ -306,7 +306,7 @@ fn samples(queue: &Queue, reload: &Reloader<Engine>, engine: &Engine) -> Vec<Sam
         g(
             "weir_ruleset_rules",
             "Rules in the running ruleset (the default rule included).",
-            engine.program.rules.len() as u64,
+            engine.program().rules.len() as u64,
         ),
     ];
     out.extend(weir_live::metrics::state_samples(engine));

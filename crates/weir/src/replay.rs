@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use weir_engine::{Decision, Engine, Verdict};
 use weir_io::{CaptureError, CaptureWriter, Frame, Interface};
 use weir_rules::Names;
-use weir_wire::{decode, Direction, Malformed, Packet};
+use weir_wire::{decode_with, Direction, Malformed, Packet};
 
 type Out = Box<dyn Write + Send>;
 
@@ -59,10 +59,10 @@ impl Label<'_> {
 impl Labels {
     pub fn new(engine: &Engine) -> Labels {
         let word = |v: Verdict| if v == Verdict::Pass { "allow" } else { "deny" };
-        let policy = engine.policy;
+        let policy = engine.policy();
         // Each rule with each verdict, as (action, note).
         let per_verdict = || {
-            engine.program.rules.iter().flat_map(|r| {
+            engine.program().rules.iter().flat_map(|r| {
                 [Verdict::Pass, Verdict::Drop].map(move |v| {
                     let (action, note) = action_and_note(r.act, &r.action_text, v);
                     (r, action, note)
@@ -77,7 +77,7 @@ impl Labels {
                 .map(|(r, action, note)| comment_text(r.number, &action, &note))
                 .collect(),
             tablearg: engine
-                .program
+                .program()
                 .rules
                 .iter()
                 .map(|r| r.action.takes_tablearg())
@@ -132,7 +132,7 @@ impl Labels {
         p: &Packet,
         engine: &Engine,
     ) -> Option<(u16, String, String)> {
-        let rule = &engine.program.rules[r];
+        let rule = &engine.program().rules[r];
         let action = engine.resolved_action(p, r)?.to_string();
         let (action, note) = action_and_note(rule.act, &action, d.verdict);
         Some((rule.number, action, note))
@@ -322,7 +322,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let names = Names::system();
     let (mut engine, ppp_set) = build_engine_and_set(&args.rules, &args.engine, &names)?;
     let mut log = None;
-    if engine.program.rules.iter().any(|r| r.log_limit.is_some()) {
+    if engine.program().rules.iter().any(|r| r.log_limit.is_some()) {
         let format = crate::ppp::log_format(args.log_format.into(), ppp_set);
         log = Some(attach_logger(
             &mut engine,
@@ -371,6 +371,9 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let mut progress = Progress::for_input(&args.read);
     let mut known_ifaces = usize::MAX;
     let mut index = 0u64;
+    // Decode fills what the rules read; the outputs read only what decode
+    // always fills.
+    let fields = engine.fields();
     // What stopped the run early: the capture (corrupt), or an output.
     let mut stopped = None;
     while index < limit {
@@ -387,7 +390,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
             engine.set_interfaces(&interface_names(ifaces, fallback));
         }
         index += 1;
-        let mut p = decode(frame.link_type, frame.data, frame.orig_len);
+        let mut p = decode_with(frame.link_type, frame.data, frame.orig_len, fields);
         place(&mut p, &frame, &default_dir);
         engine.set_time(frame.ts_ns);
         let d = engine.decide(&p);

@@ -49,7 +49,7 @@ pub fn counters_table(engine: &Engine) -> String {
     };
     let (pw, bw) = (width(|c| c.packets), width(|c| c.bytes));
     let mut out = String::new();
-    for (rule, c) in engine.program.rules.iter().zip(counters) {
+    for (rule, c) in engine.program().rules.iter().zip(counters) {
         let _ = writeln!(
             out,
             "{:05} {:>pw$} {:>bw$} {}",
@@ -66,14 +66,14 @@ pub fn states_table(engine: &Engine, names: &Names) -> String {
         return String::new();
     };
     let mut out = String::new();
-    for s in table.live(&engine.program) {
+    for s in table.live(engine.program()) {
         let proto = names
             .protocol_name(s.proto)
             .map_or_else(|| s.proto.to_string(), str::to_owned);
         let _ = writeln!(
             out,
             "{:05} {} {} ({}s) STATE {proto} {} {} <-> {} {}",
-            engine.program.rules[s.rule].number,
+            engine.program().rules[s.rule].number,
             s.packets,
             s.bytes,
             s.expires_in,
@@ -90,7 +90,7 @@ pub fn states_table(engine: &Engine, names: &Names) -> String {
 pub fn unmatched(engine: &Engine) -> String {
     let mut out = String::new();
     for i in engine.unmatched_rules() {
-        let r = &engine.program.rules[i];
+        let r = &engine.program().rules[i];
         let _ = writeln!(out, "{:05} {}", r.number, r.text);
     }
     out
@@ -100,9 +100,9 @@ pub fn unmatched(engine: &Engine) -> String {
 pub fn json(engine: &Engine, summary: &Summary) -> Value {
     let mut items = vec![json!({"metainfo": {
         "version": env!("CARGO_PKG_VERSION"),
-        "dispatch": engine.dispatch,
+        "dispatch": engine.dispatch(),
     }})];
-    for (rule, c) in engine.program.rules.iter().zip(engine.counters()) {
+    for (rule, c) in engine.program().rules.iter().zip(engine.counters()) {
         items.push(json!({"rule": {
             "number": rule.number,
             "action": rule.action_text,
@@ -117,7 +117,7 @@ pub fn json(engine: &Engine, summary: &Summary) -> Value {
         .collect();
     let unmatched: Vec<u16> = engine
         .unmatched_rules()
-        .map(|i| engine.program.rules[i].number)
+        .map(|i| engine.program().rules[i].number)
         .collect();
     items.push(json!({"summary": {
         "packets": summary.packets,

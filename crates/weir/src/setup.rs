@@ -184,22 +184,22 @@ pub fn build_engine_and_set(
         }
     }
     program.layer2 |= args.layer2;
-    let mut engine = Engine::new(program);
-    engine.env.fib = args.fib;
-    engine.env.seed = args.seed;
-    engine.dispatch = args.dispatch.into();
-    if args.linear {
-        engine.set_linear(true);
-    }
-    engine.policy = Policy {
-        non_ip: args.non_ip.into(),
-        malformed: args.malformed.into(),
-    };
-    engine.env.me = args
+    let me = args
         .me
         .iter()
         .map(|a| (addr_to_u128(*a), if a.is_ipv4() { 4 } else { 6 }))
         .collect();
+    let engine = Engine::builder(program)
+        .fib(args.fib)
+        .seed(args.seed)
+        .me(me)
+        .dispatch(args.dispatch.into())
+        .linear(args.linear)
+        .policy(Policy {
+            non_ip: args.non_ip.into(),
+            malformed: args.malformed.into(),
+        })
+        .build();
     Ok((engine, set))
 }
 
@@ -241,7 +241,7 @@ pub fn attach_stderr_logger(
     watch: &ErrorWatch,
 ) {
     let out = Watched::reporting_to(io::stderr(), watch);
-    let logger = Logger::new(Box::new(out), format, names, &engine.program.rules);
+    let logger = Logger::new(Box::new(out), format, names, &engine.program().rules);
     engine.set_logger(logger);
 }
 
@@ -261,7 +261,7 @@ pub fn attach_logger(
         None => (counted(io::stderr()), "stderr".to_owned(), None),
     };
     let (out, watch) = Watched::new(out);
-    let logger = Logger::new(Box::new(out), format, names, &engine.program.rules);
+    let logger = Logger::new(Box::new(out), format, names, &engine.program().rules);
     engine.set_logger(logger);
     Ok(LogOutput { name, file, watch })
 }

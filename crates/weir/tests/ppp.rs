@@ -85,7 +85,7 @@ fn differential(name: &str, set: FilterSet) -> Vec<(u16, u64)> {
             index += 1;
             let p = decode(frame.link_type, frame.data, frame.orig_len);
             let (da, db) = (a.decide(&p), b.decide(&p));
-            let num = |e: &Engine, r: Option<usize>| r.map(|i| e.program.rules[i].number);
+            let num = |e: &Engine, r: Option<usize>| r.map(|i| e.program().rules[i].number);
             let (ra, rb) = (num(&a, da.rule), num(&b, db.rule));
             assert_eq!(
                 (ra, da.verdict),
@@ -434,7 +434,7 @@ fn decide_sample(label: &str, set: FilterSet, packet: &[u8]) -> Outcome {
     let mut e = Engine::new(compile(&t.ruleset, &names, &CompileOptions::default()).unwrap());
     let p = decode(weir_wire::LinkType::RAW, packet, packet.len() as u32);
     let d = e.decide(&p);
-    let number = e.program.rules[d.rule.expect("a rule decides")].number;
+    let number = e.program().rules[d.rule.expect("a rule decides")].number;
     let role = match ppp::role_of(number) {
         ppp::Role::Rule(n) => Some(n),
         ppp::Role::Fragment => Some(FRAG),

@@ -1,309 +1,182 @@
-//! A small ClassBench-like generator of rulesets and matching traces, for
-//! the classifier's tests and benches (until `weir gen-rules` replaces it).
-//!
-//! Like ClassBench's seeds, addresses are prefixes drawn around a pool of
-//! nested networks (so rules overlap and nest), ports are wildcards,
-//! ranges or exact, protocols tcp/udp/any; the three kinds differ in their
-//! mix: `acl` mostly specific (hosts and exact ports), `fw` wildcard-heavy
-//! with port ranges, `ipc` in between. Traces pick a rule and make a
-//! header inside it, as ClassBench's trace generator does, plus some
-//! random headers. `extras` adds what the classifier must handle without
-//! indexing: count, skipto, call/return, log, or-blocks, `not`, options,
-//! `me`, IPv6.
+//! Rulesets and traces for the classifier's differential tests and benches:
+//! `weir_classbench::gen`'s acl/fw/ipc-like filter sets and header traces,
+//! imported with ipfw's semantics (`to_weir::import`), plus, with
+//! `extras`, deny rules and what the classifier must handle without
+//! indexing it: count, skipto, call/return, log, or-blocks, `not`, `me`,
+//! a lookup table, options and IPv6. The decorations draw from their own seeded stream, so
+//! without them a set is what `weir gen-rules --like KIND -n N --seed S`
+//! writes, imported as `weir import classbench` does.
 #![allow(dead_code)]
 
+use std::collections::BTreeSet;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use weir_classbench::gen;
+use weir_classbench::to_weir::import;
+use weir_classbench::Filter;
+use weir_gen::Rng;
+use weir_rules::{Action, Addr, FlagSpec, Log, Opt, OptionItem, Proto, Rule, Span};
+use weir_wire::proto::WITH_PORTS;
 use weir_wire::{v4_mapped, Direction, Packet, L3};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Acl,
-    Fw,
-    Ipc,
-}
+pub use weir_classbench::gen::Kind;
 
-impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::Acl, Kind::Fw, Kind::Ipc];
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Acl => "acl",
-            Kind::Fw => "fw",
-            Kind::Ipc => "ipc",
-        }
-    }
-}
-
-/// xorshift64*: seeded, no dependency.
-pub struct Rng(u64);
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
-    }
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u64) as usize]
-    }
-}
-
-/// One generated rule's header, kept to make matching packets.
-#[derive(Clone, Debug)]
-pub struct Header {
-    pub src: (u32, u8),
-    pub dst: (u32, u8),
-    pub sport: (u16, u16),
-    pub dport: (u16, u16),
-    /// 0: any.
-    pub proto: u8,
-    pub v6: bool,
-}
+/// The address `me` stands for, and the or-blocks' extra member.
+pub const ME: u32 = 0x0a09_0909;
+/// The lookup table some decorated rules match their destination in.
+pub const TABLE: &str = "dsts";
 
 pub struct Ruleset {
     pub text: String,
-    pub headers: Vec<Header>,
+    filters: Vec<Filter>,
+    /// Per rule: its addresses were moved to IPv6 (2001:db8::/32).
+    v6: Vec<bool>,
 }
 
-const PORTS: [u16; 12] = [80, 443, 22, 25, 53, 123, 1521, 3306, 8080, 161, 389, 5060];
-
-fn prefix_len(kind: Kind, rng: &mut Rng, side_dst: bool) -> u8 {
-    let wild = match (kind, side_dst) {
-        (Kind::Acl, false) => 8,
-        (Kind::Acl, true) => 2,
-        (Kind::Fw, false) => 35,
-        (Kind::Fw, true) => 25,
-        (Kind::Ipc, false) => 15,
-        (Kind::Ipc, true) => 10,
-    };
-    if rng.chance(wild) {
-        return 0;
-    }
-    let lens: &[u8] = match kind {
-        Kind::Acl => &[
-            32, 32, 32, 31, 30, 29, 28, 27, 26, 24, 24, 23, 22, 21, 20, 16, 12, 8,
-        ],
-        Kind::Fw => &[32, 32, 30, 29, 28, 24, 24, 24, 22, 20, 16, 16, 12, 8],
-        Kind::Ipc => &[32, 32, 32, 30, 29, 28, 26, 24, 24, 22, 20, 18, 16, 8],
-    };
-    rng.pick(lens)
-}
-
-fn ports(kind: Kind, rng: &mut Rng, side_dst: bool) -> (u16, u16) {
-    let r = rng.below(100);
-    let (wild, hi, exact) = match (kind, side_dst) {
-        (Kind::Acl, false) => (90, 95, 100),
-        (Kind::Acl, true) => (25, 35, 90),
-        (Kind::Fw, false) => (75, 90, 95),
-        (Kind::Fw, true) => (40, 55, 85),
-        (Kind::Ipc, false) => (70, 85, 95),
-        (Kind::Ipc, true) => (40, 50, 90),
-    };
-    if r < wild {
-        (0, 65535)
-    } else if r < hi {
-        rng.pick(&[(1024, 65535), (0, 1023), (49152, 65535)])
-    } else if r < exact {
-        let p = if rng.chance(60) {
-            rng.pick(&PORTS)
-        } else {
-            rng.below(65536) as u16
-        };
-        (p, p)
-    } else {
-        let a = rng.below(65000) as u16;
-        (a, a + rng.below(500) as u16)
-    }
-}
-
-fn spec(addr: (u32, u8)) -> String {
-    if addr.1 == 0 {
-        "any".into()
-    } else {
-        format!("{}/{}", std::net::Ipv4Addr::from(addr.0), addr.1)
-    }
-}
-
-fn port_spec((lo, hi): (u16, u16)) -> String {
-    match (lo, hi) {
-        (0, 65535) => String::new(),
-        (a, b) if a == b => format!(" {a}"),
-        (a, b) => format!(" {a}-{b}"),
-    }
-}
-
-/// `n` rules of `kind` (plus the implicit default rule), seeded.
+/// `n` rules of `kind` (plus the default rule), seeded.
 pub fn ruleset(kind: Kind, n: usize, seed: u64, extras: bool) -> Ruleset {
-    let mut rng = Rng::new(seed ^ n as u64 ^ (kind as u64) << 32);
-    // Networks rules nest in: about sqrt(n) /8../16 bases, each with a few
-    // /24s, so prefixes of many lengths overlap.
-    let bases: Vec<u32> = (0..(n as f64).sqrt() as usize + 4)
-        .map(|_| (rng.next() as u32) & 0xffff_0000)
-        .collect();
-    let subnets: Vec<u32> = (0..bases.len() * 4)
-        .map(|_| rng.pick(&bases) | (rng.below(64) as u32) << 8)
-        .collect();
-    let addr = |rng: &mut Rng, dst: bool| {
-        let len = prefix_len(kind, rng, dst);
-        let a = rng.pick(&subnets) | rng.below(256) as u32;
-        let mask = u32::MAX.checked_shl(32 - u32::from(len)).unwrap_or(0);
-        (a & mask, len)
-    };
-    let mut text = String::new();
-    let mut headers = Vec::with_capacity(n);
-    for i in 0..n {
-        let number = 1 + (i * 65000 / n.max(1)) as u32;
-        let proto = match rng.below(100) {
-            0..60 => 6,
-            60..85 => 17,
-            85..90 if extras => 1,
-            _ => 0,
-        };
-        let v6 = extras && rng.chance(3);
-        let src = addr(&mut rng, false);
-        let dst = addr(&mut rng, true);
-        let (sport, dport) = if proto == 6 || proto == 17 {
-            (ports(kind, &mut rng, false), ports(kind, &mut rng, true))
-        } else {
-            ((0, 65535), (0, 65535))
-        };
-        let mut action = if rng.chance(50) { "allow" } else { "deny" }.to_string();
-        let mut options = String::new();
-        let mut proto_text = match proto {
-            6 => "tcp".to_string(),
-            17 => "udp".to_string(),
-            1 => "icmp".to_string(),
-            _ => "ip".to_string(),
-        };
-        let (mut src_text, mut dst_text) = (spec(src), spec(dst));
-        if v6 {
-            src_text = if src.1 == 0 {
-                "any".into()
-            } else {
-                format!("2001:db8:{:x}::/48", src.0 >> 16)
-            };
-            dst_text = if dst.1 == 0 {
-                "any".into()
-            } else {
-                format!("2001:db8:{:x}::/64", dst.0 >> 16)
-            };
+    let filters = gen::filters(kind, n, seed);
+    let mut rs = import(&filters);
+    let mut v6 = vec![false; n];
+    let mut table = BTreeSet::new();
+    if extras {
+        let mut rng = Rng::new(seed ^ 0xdec0_4a7e);
+        for (rule, v6) in rs.rules.iter_mut().zip(&mut v6) {
+            *v6 = decorate(rule, &mut rng, &mut table);
         }
-        if extras {
-            let later = |rng: &mut Rng| number + 1 + rng.below(2000) as u32;
-            match rng.below(100) {
-                0..8 => action = "count".into(),
-                8..11 => action = format!("skipto {}", later(&mut rng).min(65534)),
-                11..13 => action = format!("call {}", later(&mut rng).min(65534)),
-                13..15 => action = "return".into(),
-                15..18 => action = format!("{action} log"),
-                _ => {}
-            }
-            match rng.below(100) {
-                0..4 => options = " in".into(),
-                4..6 if proto == 6 => options = " setup".into(),
-                6..8 if proto == 6 => options = " tcpflags syn,!ack".into(),
-                8..10 => options = " iplen 40-1000".into(),
-                10..12 => src_text = format!("not {src_text}"),
-                12..14 => src_text = "me".into(),
-                14..16 if proto == 0 => proto_text = "{ tcp or udp }".into(),
-                16..18 if !v6 => dst_text = format!("{{ {dst_text} or 10.9.9.9 }}"),
-                18..20 => options = " out via eth*".into(),
-                _ => {}
-            }
-            if src_text == "not any" {
-                src_text = "any".into();
-            }
-        }
-        let line = format!(
-            "{number} {action} {proto_text} from {src_text}{} to {dst_text}{}{options}\n",
-            port_spec(sport),
-            port_spec(dport)
-        );
-        text.push_str(&line);
-        headers.push(Header {
-            src,
-            dst,
-            sport,
-            dport,
-            proto,
-            v6,
-        });
     }
-    Ruleset { text, headers }
+    let mut text: String = table
+        .iter()
+        .map(|(net, len)| format!("table {TABLE} add {}/{len}\n", Ipv4Addr::from(*net)))
+        .collect();
+    text.push_str(&weir_rules::print_ruleset(&rs));
+    Ruleset { text, filters, v6 }
 }
 
-/// `count` packets: most inside a random rule's header (random host bits
-/// and ports within its ranges), the rest random over the same networks.
+fn option(opt: Opt) -> OptionItem {
+    OptionItem {
+        not: false,
+        opt,
+        span: Span::default(),
+    }
+}
+
+fn is_any(proto: &[Proto]) -> bool {
+    proto == [Proto::Any]
+}
+
+fn tcp_only(proto: &[Proto]) -> bool {
+    matches!(proto, [Proto::Name(p, _)] if p == "tcp")
+}
+
+/// The IPv6 prefix a decorated rule uses for an IPv4 one: the top 16 bits
+/// after 2001:db8, /48 for sources and /64 for destinations.
+fn six(a: u32, len: u8) -> Addr {
+    let net = (0x2001_0db8u128 << 96) | u128::from(a >> 16) << 80;
+    Addr::Prefix(IpAddr::V6(Ipv6Addr::from(net)), len)
+}
+
+/// Decorates one imported rule; true when its addresses became IPv6.
+fn decorate(rule: &mut Rule, rng: &mut Rng, table: &mut BTreeSet<(u32, u8)>) -> bool {
+    let later = |rng: &mut Rng, n: u16| (u32::from(n) + 1 + rng.below(2000)).min(65534) as u16;
+    match rng.below(100) {
+        0..8 => rule.action = Action::Count,
+        8..11 => rule.action = Action::Skipto(later(rng, rule.number)),
+        11..13 => rule.action = Action::Call(later(rng, rule.number)),
+        13..15 => rule.action = Action::Return,
+        15..18 => rule.log = Some(Log { amount: None }),
+        18..58 => rule.action = Action::Deny,
+        _ => {}
+    }
+    let body = &mut rule.body;
+    let v4 = |a: &Addr| match *a {
+        Addr::Prefix(IpAddr::V4(ip), len) => Some((u32::from(ip), len)),
+        _ => None,
+    };
+    let (src, dst) = (body.src.items.clone(), body.dst.items.clone());
+    let v6 = !body.src.not && rng.percent(3);
+    if v6 {
+        if let [a] = &src[..] {
+            body.src.items = vec![v4(a).map_or(Addr::Any, |(a, _)| six(a, 48))];
+        }
+        if let [a] = &dst[..] {
+            body.dst.items = vec![v4(a).map_or(Addr::Any, |(a, _)| six(a, 64))];
+        }
+    }
+    match rng.below(100) {
+        0..4 => body.options.push(option(Opt::In)),
+        4..6 if tcp_only(&body.proto) => body.options.push(option(Opt::Setup)),
+        6..8 if tcp_only(&body.proto) => body.options.push(option(Opt::TcpFlags(FlagSpec {
+            set: 0x02,
+            clear: 0x10,
+        }))),
+        8..10 => body.options.push(option(Opt::IpLen(vec![(40, 1000)]))),
+        10..12 if body.src.items != [Addr::Any] => body.src.not = !body.src.not,
+        12..14 => body.src.items = vec![Addr::Me],
+        14..16 if is_any(&body.proto) => {
+            body.proto = ["tcp", "udp"]
+                .map(|p| Proto::Name(p.into(), Span::default()))
+                .into()
+        }
+        16..18 if !v6 => {
+            let me = Addr::Prefix(IpAddr::V4(Ipv4Addr::from(ME)), 32);
+            body.dst.items.push(me);
+            body.dst.or_block = true;
+        }
+        18..20 => {
+            body.options.push(option(Opt::Out));
+            body.options.push(option(Opt::Via("eth*".into())));
+        }
+        20..22 if !v6 => {
+            // The rule's destination moves into the table, beside others.
+            if let Some(prefix) = dst.first().and_then(v4) {
+                table.insert(prefix);
+                body.dst.items = vec![Addr::Table(TABLE.into(), None, Span::default())];
+            }
+        }
+        _ => {}
+    }
+    v6
+}
+
+/// `count` packets: `weir_classbench::gen::trace`'s headers (most inside a
+/// rule's box, some repeated, some random), as ipfw sees them: ports only
+/// for tcp/udp/sctp, IPv6 for headers drawn from a rule moved to IPv6,
+/// and a random direction, TCP flags and IP length for the options.
 pub fn trace(rules: &Ruleset, count: usize, seed: u64) -> Vec<Packet> {
-    let mut rng = Rng::new(seed);
-    let n = rules.headers.len().max(1);
-    (0..count)
-        .map(|_| {
-            let h = rules.headers.get(rng.below(n as u64) as usize);
-            let random = h.is_none() || rng.chance(10);
-            let inside = |rng: &mut Rng, (a, len): (u32, u8)| {
-                let host = u32::MAX.checked_shr(u32::from(len)).unwrap_or(0);
-                a | (rng.next() as u32 & host)
-            };
-            let port =
-                |rng: &mut Rng, (lo, hi): (u16, u16)| lo + rng.below(u64::from(hi - lo) + 1) as u16;
-            let (src, dst, sp, dp, proto, v6) = match h {
-                Some(h) if !random => (
-                    inside(&mut rng, h.src),
-                    inside(&mut rng, h.dst),
-                    port(&mut rng, h.sport),
-                    port(&mut rng, h.dport),
-                    if h.proto == 0 {
-                        rng.pick(&[6, 17, 1, 47])
-                    } else {
-                        h.proto
-                    },
-                    h.v6,
-                ),
-                _ => (
-                    rng.next() as u32,
-                    rng.next() as u32,
-                    rng.below(65536) as u16,
-                    rng.pick(&PORTS),
-                    rng.pick(&[6, 17, 1]),
-                    false,
-                ),
-            };
-            let l4 = proto == 6 || proto == 17;
+    let headers = gen::trace(&rules.filters, count, seed);
+    let mut rng = Rng::new(seed ^ 0x7ace);
+    headers
+        .iter()
+        .map(|h| {
+            let v6 = h.filter.is_some_and(|i| rules.v6[i as usize]);
             let (src, dst) = if v6 {
-                let mut six = |a: u32| {
-                    (0x2001_0db8u128 << 96) | u128::from(a >> 16) << 80 | u128::from(rng.next())
+                let mut addr = |a: u32| {
+                    (0x2001_0db8u128 << 96) | u128::from(a >> 16) << 80 | u128::from(rng.next_u64())
                 };
-                (six(src), six(dst))
+                (addr(h.src), addr(h.dst))
             } else {
-                (v4_mapped(src), v4_mapped(dst))
+                (v4_mapped(h.src), v4_mapped(h.dst))
             };
+            let ports = WITH_PORTS.contains(&h.proto);
             Packet {
                 src,
                 dst,
                 l3: L3::Ip,
                 ip_version: if v6 { 6 } else { 4 },
-                proto,
-                src_port: if l4 { sp } else { 0 },
-                dst_port: if l4 { dp } else { 0 },
-                has_ports: l4,
-                tcp_flags: if proto == 6 {
-                    rng.pick(&[0x02, 0x10, 0x12, 0x18])
+                proto: h.proto,
+                src_port: if ports { h.sport } else { 0 },
+                dst_port: if ports { h.dport } else { 0 },
+                has_ports: ports,
+                tcp_flags: if h.proto == 6 {
+                    [0x02, 0x10, 0x12, 0x18][rng.index(4)]
                 } else {
                     0
                 },
-                has_icmp: proto == 1,
+                has_icmp: h.proto == 1,
                 ip_len: 40 + rng.below(1400) as u16,
                 l3_len: 60,
                 ttl: 64,
-                direction: if rng.chance(50) {
+                direction: if rng.percent(50) {
                     Direction::In
                 } else {
                     Direction::Out

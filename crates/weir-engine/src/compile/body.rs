@@ -6,9 +6,7 @@
 
 use crate::program::*;
 use weir_rules::{self as ast, Diagnostic, Names, Span, TableKind};
-use weir_wire::v4_mapped;
-
-const PORT_PROTOCOLS: [u8; 3] = [6, 17, 132];
+use weir_wire::{proto, v4_mapped};
 
 pub(super) struct RuleCompiler<'a> {
     prog: &'a mut Program,
@@ -96,7 +94,7 @@ impl<'a> RuleCompiler<'a> {
         let mut port_capable = true;
         for p in protos {
             let ins = self.proto(p)?.expect("not ip");
-            port_capable &= ins.op == Op::Proto && PORT_PROTOCOLS.contains(&(ins.arg as u8));
+            port_capable &= ins.op == Op::Proto && proto::WITH_PORTS.contains(&(ins.arg as u8));
             insns.push(ins);
         }
         Ok((Self::group(insns, false), port_capable))

@@ -54,7 +54,7 @@ impl Snapshot {
         self.rules.clear();
         self.rules.extend(
             engine
-                .program
+                .program()
                 .rules
                 .iter()
                 .zip(engine.counters())

@@ -13,6 +13,7 @@
 //! only if it really is one.
 
 mod options;
+mod rule_list;
 mod script;
 
 use crate::ast::*;

@@ -8,6 +8,7 @@
 //! nothing a replay decides (`pipe 1 config …`, `nat 1 config …`, `zero`,
 //! `show`, `table T list`) are accepted and ignored.
 
+use super::rule_list::RuleList;
 use super::{
     dscp_code, is_ifname, is_table_name, parse_addr, parse_number, parse_u64, proto_of, PResult,
     Parser, AUTOINC_STEP,
@@ -29,7 +30,9 @@ const CONFIG_WORDS: &[&str] = &[
 ];
 
 pub(crate) struct Script<'n> {
+    /// Everything but the rules, which `rules` holds until `finish`.
     rs: Ruleset,
+    rules: RuleList,
     last_number: u16,
     step: u16,
     /// Tables' kinds as created (or guessed by ipfw's auto-create) so far.
@@ -43,6 +46,7 @@ impl<'n> Script<'n> {
     pub fn new(names: &'n Names) -> Script<'n> {
         Script {
             rs: Ruleset::default(),
+            rules: RuleList::default(),
             last_number: 0,
             step: AUTOINC_STEP,
             kinds: HashMap::new(),
@@ -52,7 +56,10 @@ impl<'n> Script<'n> {
     }
 
     pub fn finish(self) -> Ruleset {
-        self.rs
+        Ruleset {
+            rules: self.rules.into_rules(),
+            ..self.rs
+        }
     }
 
     /// `// text` alone on a line: ipfw's comment "action", a count rule.
@@ -72,7 +79,7 @@ impl<'n> Script<'n> {
 
     fn push_rule(&mut self, rule: Rule) {
         self.last_number = self.last_number.max(rule.number);
-        self.rs.rules.push(rule);
+        self.rules.push(rule);
     }
 
     /// One non-empty line.
@@ -144,16 +151,13 @@ impl<'n> Script<'n> {
 
     /// `flush`: every rule but set 31's, or one set's rules.
     fn flush(&mut self, set: Option<u8>) {
-        self.rs.rules.retain(|r| match set {
-            Some(s) => r.head.set != s,
-            None => r.head.set == RESERVED_SET,
-        });
+        self.rules.flush(set);
         self.renumber_from_rest();
     }
 
     /// ipfw numbers a new rule after the highest rule there is now.
     fn renumber_from_rest(&mut self) {
-        self.last_number = self.rs.rules.iter().map(|r| r.number).max().unwrap_or(0);
+        self.last_number = self.rules.max_number();
     }
 
     /// `delete [set] N[-M] ...`.
@@ -176,12 +180,10 @@ impl<'n> Script<'n> {
                 if hi > u64::from(RESERVED_SET) || lo != hi {
                     return Err(bad());
                 }
-                self.rs.rules.retain(|r| u64::from(r.head.set) != lo);
-            } else {
-                self.rs.rules.retain(|r| {
-                    let n = u64::from(r.number);
-                    !(lo <= n && n <= hi && use_set.is_none_or(|s| r.head.set == s))
-                });
+                self.rules.delete_set(lo as u8);
+            } else if let Ok(lo) = u16::try_from(lo) {
+                let hi = u16::try_from(hi).unwrap_or(u16::MAX);
+                self.rules.delete_numbers(lo, hi, use_set);
             }
         }
         self.renumber_from_rest();
@@ -225,13 +227,7 @@ impl<'n> Script<'n> {
                 let (a, _) = set_number(p)?;
                 let (b, _) = set_number(p)?;
                 p.end_of_line()?;
-                for r in &mut self.rs.rules {
-                    if r.head.set == a {
-                        r.head.set = b;
-                    } else if r.head.set == b {
-                        r.head.set = a;
-                    }
-                }
+                self.rules.swap_sets(a, b);
                 Ok(())
             }
             "move" => {
@@ -243,15 +239,10 @@ impl<'n> Script<'n> {
                 if !one_rule && from > u16::from(RESERVED_SET) {
                     return Err(Diagnostic::new(fspan, "sets are 0..31"));
                 }
-                for r in &mut self.rs.rules {
-                    let hit = if one_rule {
-                        r.number == from
-                    } else {
-                        u16::from(r.head.set) == from
-                    };
-                    if hit {
-                        r.head.set = to;
-                    }
+                if one_rule {
+                    self.rules.move_rule(from, to);
+                } else {
+                    self.rules.move_set(from as u8, to);
                 }
                 Ok(())
             }

@@ -7,6 +7,7 @@ use super::{Filter, FilterSet, PortOp, PortTest, Protocol, Verb, MAX_FILTERS};
 use crate::ast::{Port, Span};
 use crate::diag::Diagnostic;
 use crate::names::Names;
+use weir_wire::proto;
 
 /// What a `set filter` line does to its set.
 #[derive(Debug)]
@@ -204,8 +205,8 @@ impl<'w> LineParser<'w> {
             f.timeout = Some(t);
         }
         match f.proto.as_ref().map_or(0, |p| p.number) {
-            6 | 17 | 4 | 41 => self.ports(&mut f)?,
-            1 | 58 => self.icmp(&mut f)?,
+            proto::TCP | proto::UDP | proto::IPIP | proto::IPV6 => self.ports(&mut f)?,
+            proto::ICMP | proto::ICMPV6 => self.icmp(&mut f)?,
             _ => self.generic(&f)?,
         }
         Ok(Command::Set(set, Box::new(f)))
@@ -322,7 +323,7 @@ impl<'w> LineParser<'w> {
                 f.dst_port = test;
             }
         }
-        if f.proto.as_ref().is_some_and(|p| p.number == 6) {
+        if f.proto.as_ref().is_some_and(|p| p.number == proto::TCP) {
             while let Some(w) = self.peek() {
                 let flag = match w.text.as_str() {
                     "estab" => &mut f.estab,

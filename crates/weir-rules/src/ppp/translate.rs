@@ -9,6 +9,7 @@ use crate::diag::Diagnostic;
 use crate::names::Names;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use weir_wire::{ext6, proto};
 
 /// What ppp learns when the link comes up (here: from flags), and the
 /// host names the rules use, each resolved once before translating.
@@ -191,10 +192,9 @@ fn translate_rule(
     ])
 }
 
-/// weir_wire's `ext6` bits for every extension header it walks.
-const ALL_EXT6: u8 = 0x3f;
-/// ... and for ESP alone.
-const EXT6_ESP: u8 = 32;
+/// The `ext6` bits of every extension header weir_wire walks.
+const ALL_EXT6: u8 =
+    ext6::HOPOPT | ext6::ROUTING | ext6::FRAGMENT | ext6::DSTOPT | ext6::AH | ext6::ESP;
 
 fn body(f: &Filter, bind: &Bindings, names: &Names, notes: &mut Vec<Diagnostic>) -> PResult<Body> {
     let mut b = Body::match_all();
@@ -214,19 +214,19 @@ fn body(f: &Filter, bind: &Bindings, names: &Names, notes: &mut Vec<Diagnostic>)
     // headers is never an upper-layer protocol's, and ESP's only when
     // nothing comes before it.
     match n {
-        43 | 44 | 60 | 51 => notes.push(Diagnostic::new(
+        proto::IPV6_ROUTE | proto::IPV6_FRAG | proto::IPV6_OPTS | proto::AH => notes.push(Diagnostic::new(
             proto.span,
             format!(
                 "ppp matches an IPv6 packet whose first Next Header is {}; weir reads the protocol after IPv6 extension headers, so for IPv6 this rule differs",
                 proto.name
             ),
         )),
-        50 => b.options.push(not(Opt::Ext6Hdr(ALL_EXT6 & !EXT6_ESP), proto.span)),
+        proto::ESP => b.options.push(not(Opt::Ext6Hdr(ALL_EXT6 & !ext6::ESP), proto.span)),
         _ => b.options.push(not(Opt::Ext6Hdr(ALL_EXT6), proto.span)),
     }
     let mut never = false;
     match n {
-        6 | 17 => {
+        proto::TCP | proto::UDP => {
             b.src_ports = f
                 .src_port
                 .as_ref()
@@ -239,12 +239,12 @@ fn body(f: &Filter, bind: &Bindings, names: &Names, notes: &mut Vec<Diagnostic>)
                 .transpose()?;
         }
         // ppp reads no ports for these: both are 0.
-        4 | 41 => {
+        proto::IPIP | proto::IPV6 => {
             for t in f.src_port.iter().chain(&f.dst_port) {
                 never |= !t.op.holds(0, port_number(&t.port, names)?);
             }
         }
-        1 | 58 => match f.icmp_type {
+        proto::ICMP | proto::ICMPV6 => match f.icmp_type {
             None => {}
             Some(t @ 256..) => {
                 notes.push(Diagnostic::new(
@@ -253,7 +253,7 @@ fn body(f: &Filter, bind: &Bindings, names: &Names, notes: &mut Vec<Diagnostic>)
                 ));
                 never = true;
             }
-            Some(t) if n == 58 => {
+            Some(t) if n == proto::ICMPV6 => {
                 let mut bits = [0u64; 4];
                 bits[usize::from(t / 64)] |= 1 << (t % 64);
                 b.options.push(opt(Opt::Icmp6Types(bits), f.span));

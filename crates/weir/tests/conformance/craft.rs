@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use std::path::Path;
 use weir_gen::builder::{self as b, Ipv4, Ipv6, Link, Pseudo, Tcp, Vlan};
 use weir_io::{Interface, PcapWriter, PcapngWriter};
-use weir_wire::{Direction, LinkType};
+use weir_wire::{proto, Direction, LinkType};
 
 /// Where a later fragment starts, in bytes.
 const FRAG_OFFSET: u16 = 1480;
@@ -39,7 +39,7 @@ pub fn ip_bytes(p: &Packet) -> Vec<u8> {
             let h = Ipv6 {
                 src: s.octets(),
                 dst: d.octets(),
-                next: if p.frag { b::PROTO_IPV6_FRAG } else { proto },
+                next: if p.frag { proto::IPV6_FRAG } else { proto },
                 hop_limit: 64,
                 flow_label: 0,
             };
@@ -78,7 +78,7 @@ fn transport(buf: &mut Vec<u8>, p: &Packet, pseudo: Pseudo) {
                 window: 65535,
             };
             let off = b::tcp_begin(buf, &h, &[]);
-            b::l4_seal(buf, off, b::TCP_CSUM_AT, pseudo, b::PROTO_TCP);
+            b::l4_seal(buf, off, b::TCP_CSUM_AT, pseudo, proto::TCP);
         }
         L4::Udp { sport, dport } => {
             let off = b::udp_begin(buf, sport, dport);
@@ -90,14 +90,14 @@ fn transport(buf: &mut Vec<u8>, p: &Packet, pseudo: Pseudo) {
             if matches!(typ, 3 | 4 | 5 | 11 | 12) {
                 buf.extend_from_slice(&quoted(p));
             }
-            b::l4_seal(buf, off, b::ICMP_CSUM_AT, Pseudo::None, b::PROTO_ICMP);
+            b::l4_seal(buf, off, b::ICMP_CSUM_AT, Pseudo::None, proto::ICMP);
         }
         L4::Icmp6 { typ, code } => {
             let off = b::icmp_begin(buf, typ, code, [0, 1, 0, 1]);
             if typ < 128 {
                 buf.extend_from_slice(&quoted(p));
             }
-            b::l4_seal(buf, off, b::ICMP_CSUM_AT, pseudo, b::PROTO_ICMPV6);
+            b::l4_seal(buf, off, b::ICMP_CSUM_AT, pseudo, proto::ICMPV6);
         }
         L4::Proto(_) => buf.extend_from_slice(&OPAQUE),
     }

@@ -1,48 +1,4 @@
-//! Percentiles, median and interquartile range, least squares.
-
-use serde::Serialize;
-
-/// Nearest-rank percentile (`q` in 0..=100) of sorted data.
-pub fn percentile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = (q / 100.0 * sorted.len() as f64).ceil() as usize;
-    Some(sorted[rank.clamp(1, sorted.len()) - 1])
-}
-
-/// Median and spread of repeated estimates.
-#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
-pub struct Spread {
-    pub median: f64,
-    /// 25th and 75th percentiles.
-    pub q1: f64,
-    pub q3: f64,
-    pub iqr: f64,
-    pub n: usize,
-}
-
-/// Median and IQR of `xs` (linear interpolation between order statistics).
-pub fn spread(xs: &[f64]) -> Spread {
-    let mut v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        return Spread::default();
-    }
-    let at = |q: f64| {
-        let pos = q * (v.len() - 1) as f64;
-        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-        v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
-    };
-    let (q1, q3) = (at(0.25), at(0.75));
-    Spread {
-        median: at(0.5),
-        q1,
-        q3,
-        iqr: q3 - q1,
-        n: v.len(),
-    }
-}
+//! Least squares, for the calibration model.
 
 /// Least squares: the coefficients `b` minimising Σ(y − x·b)², where each
 /// row of `x` holds the regressors (put a 1 first for an intercept).
@@ -82,24 +38,6 @@ pub fn least_squares(x: &[Vec<f64>], y: &[f64]) -> Option<Vec<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percentiles_nearest_rank() {
-        let v: Vec<u32> = (1..=100).collect();
-        assert_eq!(percentile(&v, 20.0), Some(20));
-        assert_eq!(percentile(&v, 50.0), Some(50));
-        assert_eq!(percentile(&v, 99.0), Some(99));
-        assert_eq!(percentile(&v, 100.0), Some(100));
-        assert_eq!(percentile(&v, 0.0), Some(1));
-        assert_eq!(percentile::<u32>(&[], 50.0), None);
-    }
-
-    #[test]
-    fn spread_of_known_data() {
-        let s = spread(&[5.0, 1.0, 3.0, 2.0, 4.0]);
-        assert_eq!(s.median, 3.0);
-        assert_eq!((s.q1, s.q3, s.iqr), (2.0, 4.0, 2.0));
-    }
 
     #[test]
     fn fits_the_ipfw_model_exactly() {
