@@ -156,7 +156,7 @@ impl Point {
                 src: self.raw_src.to_be_bytes(),
                 dst: self.raw_dst.to_be_bytes(),
                 next: if fragmented {
-                    b::PROTO_IPV6_FRAG
+                    weir_wire::proto::IPV6_FRAG
                 } else {
                     self.proto
                 },

@@ -99,14 +99,13 @@ impl Observer for Matched {
 }
 
 fn engine(prog: Program) -> Engine {
-    let mut e = Engine::new(prog);
-    e.set_linear(true);
+    let mut e = Engine::builder(prog).linear(true).build();
     e.set_interfaces(&IFACES.map(Some));
     e
 }
 
 fn matches_alone(e: &Engine, p: &Packet, i: usize) -> bool {
-    let r = &e.program.rules[i];
+    let r = &e.program().rules[i];
     packet_class(p) & r.class_mask == r.class_bits
         && r.proto.is_none_or(|x| x == p.proto)
         && e.trace_rule(p, i).matched

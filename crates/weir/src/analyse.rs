@@ -94,8 +94,9 @@ fn runtime(e: String) -> Failure {
 pub fn lint(args: &LintArgs) -> Result<bool, Failure> {
     let names = Names::system();
     let engine = build_engine(&args.rules, &args.engine, &names)?;
-    let mut a = Analyser::new(&[&engine.program]);
-    let findings = weir_analysis::lint(&mut a, &engine.program, &engine.env).map_err(runtime)?;
+    let mut a = Analyser::new(&[&engine.program()]);
+    let findings =
+        weir_analysis::lint(&mut a, &engine.program(), &engine.env()).map_err(runtime)?;
     let file = args.rules.display().to_string();
     let format = if args.json { Format::Json } else { args.format };
     let text = match format {
@@ -134,8 +135,8 @@ pub fn search(args: &SearchArgs) -> Result<bool, Failure> {
     let query = weir_engine::load(&text, &names, &opts)
         .map_err(|errors| crate::setup::rules_failure("MATCH", &text, &errors))?;
     let goal = goal(args)?;
-    let mut a = Analyser::new(&[&engine.program, &query]);
-    let found_it = weir_analysis::search(&mut a, &engine.program, &engine.env, &query, &goal)
+    let mut a = Analyser::new(&[&engine.program(), &query]);
+    let found_it = weir_analysis::search(&mut a, &engine.program(), &engine.env(), &query, &goal)
         .map_err(runtime)?;
     let out = if args.json {
         json_line(&serde_json::json!({
@@ -183,9 +184,9 @@ pub fn diff(args: &DiffArgs) -> Result<bool, Failure> {
     let names = Names::system();
     let old = build_engine(&args.old, &args.engine, &names)?;
     let new: Engine = build_engine(&args.new, &args.engine, &names)?;
-    let mut a = Analyser::new(&[&old.program, &new.program]);
+    let mut a = Analyser::new(&[&old.program(), &new.program()]);
     let opts = DiffOptions { rules: args.rules };
-    let d = weir_analysis::diff(&mut a, &old.program, &new.program, &old.env, &opts)
+    let d = weir_analysis::diff(&mut a, &old.program(), &new.program(), &old.env(), &opts)
         .map_err(runtime)?;
     let out = if args.json {
         json_line(&serde_json::json!({ "changes": d.changes, "caveat": d.caveat }))
