@@ -6,13 +6,15 @@
 //! cache, such a step touches only the nodes on the small set's paths.
 //! `biodivine-lib-bdd` keeps every diagram as its own node vector, so each
 //! step copies the large set (quadratic over a ruleset); `oxidd` shares
-//! nodes but brings a manager and threading model far larger than the four
-//! operations needed here (and, or, and-not, one satisfying path).
+//! nodes but brings a manager and threading model far larger than the few
+//! operations needed here (and, or, and-not, if-then-else, one satisfying
+//! path). `benches/bdd.rs` measures the step both ways.
 //!
 //! Node 0 is false, node 1 is true. A node tests variable `var` (smaller
 //! numbers nearer the root) and goes to `lo` when it is 0, `hi` when 1.
-
-use ahash::AHashMap;
+//! The unique table is open addressing over node indices; the computed
+//! table is a fixed-size, direct-mapped cache (an entry is overwritten on
+//! a clash), so neither grows past what the nodes need.
 
 /// A diagram: an index into the node table.
 pub type Set = u32;
@@ -20,33 +22,58 @@ pub const FALSE: Set = 0;
 pub const TRUE: Set = 1;
 
 const LEAF: u16 = u16::MAX;
-/// The operation cache is dropped past this many entries (bounded memory).
-const CACHE_MAX: usize = 1 << 22;
+/// Most computed-table entries (16 bytes each).
+const CACHE_MAX: usize = 1 << 21;
+const CACHE_MIN: usize = 1 << 10;
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct Node {
     var: u16,
     lo: Set,
     hi: Set,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy)]
 enum Op {
-    And,
-    Or,
-    AndNot,
+    And = 1,
+    Or = 2,
+    AndNot = 3,
 }
 
-/// The node table: every diagram made lives here until it is dropped.
+/// The computed-table tag of `ite` (after the binary operations').
+const ITE: u32 = 4;
+
+/// The node table: every diagram made lives here.
 pub struct Bdd {
     nodes: Vec<Node>,
-    unique: AHashMap<Node, Set>,
-    cache: AHashMap<(Op, Set, Set), Set>,
+    /// Open addressing: node indices, 0 for an empty slot; a power of two
+    /// at most half full.
+    unique: Vec<Set>,
+    /// `[op | a << 3, b, c, result]` per entry; op 0 is an empty entry.
+    cache: Vec<[u32; 4]>,
     vars: u16,
+    max_nodes: usize,
+}
+
+/// The node table is full (see [`Bdd::with_limit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooLarge;
+
+fn mix(a: u32, b: u32, c: u32) -> u64 {
+    let x = u64::from(a) | u64::from(b) << 32;
+    let x =
+        (x ^ u64::from(c).wrapping_mul(0x9e37_79b9_7f4a_7c15)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^ x >> 29
 }
 
 impl Bdd {
     pub fn new(vars: u16) -> Bdd {
+        Bdd::with_limit(vars, usize::MAX)
+    }
+
+    /// A table that refuses to grow past `max_nodes` nodes: operations
+    /// then return [`TooLarge`] through [`Bdd::full`].
+    pub fn with_limit(vars: u16, max_nodes: usize) -> Bdd {
         let leaf = |v| Node {
             var: LEAF,
             lo: v,
@@ -54,9 +81,10 @@ impl Bdd {
         };
         Bdd {
             nodes: vec![leaf(0), leaf(1)],
-            unique: AHashMap::new(),
-            cache: AHashMap::new(),
+            unique: vec![0; 1 << 10],
+            cache: vec![[0; 4]; CACHE_MIN],
             vars,
+            max_nodes,
         }
     }
 
@@ -73,19 +101,78 @@ impl Bdd {
         self.nodes.len() <= 2
     }
 
+    /// Whether the node limit was reached: results made since are wrong
+    /// and the analysis must stop.
+    pub fn full(&self) -> Result<(), TooLarge> {
+        if self.nodes.len() >= self.max_nodes {
+            Err(TooLarge)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Bytes the tables hold.
+    pub fn memory(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.unique.capacity() * 4
+            + self.cache.capacity() * 16
+    }
+
+    /// The variable a set tests first (`vars()` for a leaf).
+    pub fn top(&self, s: Set) -> u16 {
+        let v = self.nodes[s as usize].var;
+        if v == LEAF {
+            self.vars
+        } else {
+            v
+        }
+    }
+
     /// The node `var ? hi : lo`, shared if it exists.
     pub fn node(&mut self, var: u16, lo: Set, hi: Set) -> Set {
         if lo == hi {
             return lo;
         }
         let n = Node { var, lo, hi };
-        if let Some(&s) = self.unique.get(&n) {
-            return s;
+        let mask = self.unique.len() - 1;
+        let mut at = mix(u32::from(var), lo, hi) as usize & mask;
+        loop {
+            let s = self.unique[at];
+            if s == 0 {
+                break;
+            }
+            if self.nodes[s as usize] == n {
+                return s;
+            }
+            at = (at + 1) & mask;
+        }
+        if self.nodes.len() >= self.max_nodes {
+            // Full: answer something; `full()` tells the caller.
+            return FALSE;
         }
         let s = self.nodes.len() as Set;
         self.nodes.push(n);
-        self.unique.insert(n, s);
+        self.unique[at] = s;
+        if self.nodes.len() * 2 > self.unique.len() {
+            self.grow();
+        }
         s
+    }
+
+    fn grow(&mut self) {
+        let size = self.unique.len() * 2;
+        self.unique = vec![0; size];
+        let mask = size - 1;
+        for (s, n) in self.nodes.iter().enumerate().skip(2) {
+            let mut at = mix(u32::from(n.var), n.lo, n.hi) as usize & mask;
+            while self.unique[at] != 0 {
+                at = (at + 1) & mask;
+            }
+            self.unique[at] = s as Set;
+        }
+        if self.cache.len() < CACHE_MAX && self.cache.len() < size {
+            self.cache = vec![[0; 4]; (self.cache.len() * 4).min(CACHE_MAX)];
+        }
     }
 
     /// The set where variable `var` is `value`.
@@ -114,6 +201,36 @@ impl Bdd {
         self.apply(Op::AndNot, TRUE, a)
     }
 
+    /// `if f then g else h`.
+    pub fn ite(&mut self, f: Set, g: Set, h: Set) -> Set {
+        match (f, g, h) {
+            (TRUE, _, _) => return g,
+            (FALSE, _, _) => return h,
+            _ if g == h => return g,
+            (_, TRUE, FALSE) => return f,
+            (_, TRUE, _) => return self.or(f, h),
+            (_, FALSE, _) => return self.minus(h, f),
+            (_, _, FALSE) => return self.and(f, g),
+            (_, _, TRUE) => {
+                let nf = self.not(f);
+                return self.or(nf, g);
+            }
+            _ => {}
+        }
+        if let Some(r) = self.cached(ITE, f, g, h) {
+            return r;
+        }
+        let var = self.top(f).min(self.top(g)).min(self.top(h));
+        let (f0, f1) = self.branches(f, var);
+        let (g0, g1) = self.branches(g, var);
+        let (h0, h1) = self.branches(h, var);
+        let lo = self.ite(f0, g0, h0);
+        let hi = self.ite(f1, g1, h1);
+        let r = self.node(var, lo, hi);
+        self.remember(ITE, f, g, h, r);
+        r
+    }
+
     /// `a ⊆ b`.
     pub fn subset(&mut self, a: Set, b: Set) -> bool {
         self.minus(a, b) == FALSE
@@ -125,6 +242,29 @@ impl Bdd {
 
     pub fn any(&mut self, sets: impl IntoIterator<Item = Set>) -> Set {
         sets.into_iter().fold(FALSE, |acc, s| self.or(acc, s))
+    }
+
+    fn branches(&self, s: Set, var: u16) -> (Set, Set) {
+        let n = self.nodes[s as usize];
+        if n.var == var {
+            (n.lo, n.hi)
+        } else {
+            (s, s)
+        }
+    }
+
+    fn slot(&self, tag: u32, a: Set, b: Set, c: Set) -> usize {
+        (mix(a, b, c ^ tag << 29) as usize) & (self.cache.len() - 1)
+    }
+
+    fn cached(&self, tag: u32, a: Set, b: Set, c: Set) -> Option<Set> {
+        let e = self.cache[self.slot(tag, a, b, c)];
+        (e[0] == tag | a << 3 && e[1] == b && e[2] == c).then_some(e[3])
+    }
+
+    fn remember(&mut self, tag: u32, a: Set, b: Set, c: Set, r: Set) {
+        let at = self.slot(tag, a, b, c);
+        self.cache[at] = [tag | a << 3, b, c, r];
     }
 
     fn apply(&mut self, op: Op, a: Set, b: Set) -> Set {
@@ -160,33 +300,21 @@ impl Bdd {
                 }
             }
         }
-        let key = match op {
-            Op::And | Op::Or if a > b => (op, b, a),
-            _ => (op, a, b),
+        let (a, b) = match op {
+            Op::And | Op::Or if a > b => (b, a),
+            _ => (a, b),
         };
-        if let Some(&s) = self.cache.get(&key) {
-            return s;
+        if let Some(r) = self.cached(op as u32, a, b, 0) {
+            return r;
         }
-        let (na, nb) = (self.nodes[a as usize], self.nodes[b as usize]);
-        let var = na.var.min(nb.var);
-        let (alo, ahi) = if na.var == var {
-            (na.lo, na.hi)
-        } else {
-            (a, a)
-        };
-        let (blo, bhi) = if nb.var == var {
-            (nb.lo, nb.hi)
-        } else {
-            (b, b)
-        };
+        let var = self.top(a).min(self.top(b));
+        let (alo, ahi) = self.branches(a, var);
+        let (blo, bhi) = self.branches(b, var);
         let lo = self.apply(op, alo, blo);
         let hi = self.apply(op, ahi, bhi);
-        let s = self.node(var, lo, hi);
-        if self.cache.len() >= CACHE_MAX {
-            self.cache.clear();
-        }
-        self.cache.insert(key, s);
-        s
+        let r = self.node(var, lo, hi);
+        self.remember(op as u32, a, b, 0, r);
+        r
     }
 
     /// One member of `s`: the value of each variable on one path to true,
@@ -209,6 +337,19 @@ impl Bdd {
         Some(bits)
     }
 
+    /// The set of one assignment.
+    pub fn minterm(&mut self, bits: &[bool]) -> Set {
+        let mut s = TRUE;
+        for v in (0..self.vars).rev() {
+            s = if bits[usize::from(v)] {
+                self.node(v, FALSE, s)
+            } else {
+                self.node(v, s, FALSE)
+            };
+        }
+        s
+    }
+
     /// Whether the assignment `bits` is in `s`.
     pub fn contains(&self, s: Set, bits: &[bool]) -> bool {
         let mut at = s;
@@ -222,22 +363,13 @@ impl Bdd {
     /// How many assignments of all the variables are in `s`, as a float
     /// (a measure for choosing among sets; exact up to f64 rounding).
     pub fn count(&self, s: Set) -> f64 {
-        let mut memo = AHashMap::new();
-        let top = self.level(s);
+        let mut memo = ahash::AHashMap::new();
+        let top = self.top(s);
         self.count_from(s, &mut memo) * 2f64.powi(i32::from(top))
     }
 
-    fn level(&self, s: Set) -> u16 {
-        let v = self.nodes[s as usize].var;
-        if v == LEAF {
-            self.vars
-        } else {
-            v
-        }
-    }
-
     /// Assignments of the variables from `s`'s own level down.
-    fn count_from(&self, s: Set, memo: &mut AHashMap<Set, f64>) -> f64 {
+    fn count_from(&self, s: Set, memo: &mut ahash::AHashMap<Set, f64>) -> f64 {
         if s <= TRUE {
             return f64::from(s);
         }
@@ -246,12 +378,109 @@ impl Bdd {
         }
         let n = self.nodes[s as usize];
         let mut side = |child: Set| {
-            let gap = self.level(child) - n.var - 1;
+            let gap = self.top(child) - n.var - 1;
             self.count_from(child, memo) * 2f64.powi(i32::from(gap))
         };
         let c = side(n.lo) + side(n.hi);
         memo.insert(s, c);
         c
+    }
+
+    /// The literals every member of `s` has: a quick test that two sets
+    /// are disjoint without building their intersection.
+    pub fn cube(&self, s: Set) -> Cube {
+        let words = usize::from(self.vars).div_ceil(64);
+        let mut memo: ahash::AHashMap<Set, Cube> = ahash::AHashMap::new();
+        self.cube_of(s, words, &mut memo)
+    }
+
+    fn cube_of(&self, s: Set, words: usize, memo: &mut ahash::AHashMap<Set, Cube>) -> Cube {
+        if s == TRUE {
+            return Cube::free(words);
+        }
+        if s == FALSE {
+            return Cube::empty_set(words);
+        }
+        if let Some(c) = memo.get(&s) {
+            return c.clone();
+        }
+        let n = self.nodes[s as usize];
+        let c = if n.lo == FALSE {
+            self.cube_of(n.hi, words, memo).with(n.var, true)
+        } else if n.hi == FALSE {
+            self.cube_of(n.lo, words, memo).with(n.var, false)
+        } else {
+            let lo = self.cube_of(n.lo, words, memo);
+            let hi = self.cube_of(n.hi, words, memo);
+            lo.common(&hi)
+        };
+        memo.insert(s, c.clone());
+        c
+    }
+}
+
+/// A conjunction of literals: `care` bits are fixed to the bits of `value`.
+/// A cube whose care and value disagree in a bit of `value` outside
+/// `care` stands for the empty set (it clashes with every cube).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cube {
+    care: Vec<u64>,
+    value: Vec<u64>,
+    empty: bool,
+}
+
+impl Cube {
+    fn free(words: usize) -> Cube {
+        Cube {
+            care: vec![0; words],
+            value: vec![0; words],
+            empty: false,
+        }
+    }
+
+    fn empty_set(words: usize) -> Cube {
+        Cube {
+            empty: true,
+            ..Cube::free(words)
+        }
+    }
+
+    fn with(mut self, var: u16, bit: bool) -> Cube {
+        let (w, b) = (usize::from(var / 64), var % 64);
+        self.care[w] |= 1 << b;
+        if bit {
+            self.value[w] |= 1 << b;
+        } else {
+            self.value[w] &= !(1 << b);
+        }
+        self
+    }
+
+    /// The literals both have (of the empty set: the other's).
+    fn common(&self, o: &Cube) -> Cube {
+        if self.empty {
+            return o.clone();
+        }
+        if o.empty {
+            return self.clone();
+        }
+        let care = (0..self.care.len())
+            .map(|w| self.care[w] & o.care[w] & !(self.value[w] ^ o.value[w]))
+            .collect::<Vec<_>>();
+        let value = (0..care.len()).map(|w| self.value[w] & care[w]).collect();
+        Cube {
+            care,
+            value,
+            empty: false,
+        }
+    }
+
+    /// Whether no assignment has both cubes' literals.
+    pub fn clashes(&self, o: &Cube) -> bool {
+        self.empty
+            || o.empty
+            || (0..self.care.len())
+                .any(|w| self.care[w] & o.care[w] & (self.value[w] ^ o.value[w]) != 0)
     }
 }
 
@@ -276,5 +505,37 @@ mod tests {
         let p = b.pick(xy).unwrap();
         assert_eq!(p, vec![true, false, true]);
         assert_eq!(b.pick(FALSE), None);
+        let z = b.var(1, true);
+        let by_ite = b.ite(x, y, z);
+        let (xy2, nx) = (b.and(x, y), b.not(x));
+        let nxz = b.and(nx, z);
+        assert_eq!(by_ite, b.or(xy2, nxz));
+    }
+
+    #[test]
+    fn cubes_tell_disjoint_sets_apart() {
+        let mut b = Bdd::new(130);
+        let (x, y, z) = (b.var(3, true), b.var(70, false), b.var(129, true));
+        let xy = b.and(x, y);
+        let nx = b.not(x);
+        let nx_z = b.and(nx, z);
+        let either = b.or(xy, nx_z);
+        assert!(b.cube(xy).clashes(&b.cube(nx_z)));
+        assert!(!b.cube(xy).clashes(&b.cube(z)));
+        // The union keeps no literal of x: it may meet anything.
+        assert!(!b.cube(either).clashes(&b.cube(nx)));
+        assert!(b.cube(FALSE).clashes(&b.cube(TRUE)));
+    }
+
+    #[test]
+    fn a_full_table_says_so() {
+        let mut b = Bdd::with_limit(64, 40);
+        let mut s = TRUE;
+        for v in 0..64 {
+            let x = b.var(v, v % 2 == 0);
+            s = b.and(s, x);
+        }
+        assert_eq!(b.full(), Err(TooLarge));
+        assert!(b.len() <= 40);
     }
 }

@@ -7,6 +7,7 @@ use crate::report::RuleRef;
 use crate::witness::Point;
 use crate::Analyser;
 use serde::Serialize;
+use std::collections::HashMap;
 use weir_engine::{Env, Program, Verdict};
 
 #[derive(Clone, Debug, Default)]
@@ -43,8 +44,8 @@ pub fn diff(
     let s = &mut a.space;
     let mo = Model::new(s, old, env);
     let mn = Model::new(s, new, env);
-    let fo = forward(s, &mo, s.universe, None)?;
-    let fnew = forward(s, &mn, s.universe, None)?;
+    let fo = forward(s, &mo)?;
+    let fnew = forward(s, &mn)?;
     let pass_old = s.bdd.any(fo.pass.iter().copied());
     let pass_new = s.bdd.any(fnew.pass.iter().copied());
     let only_old = s.bdd.minus(pass_old, pass_new);
@@ -52,15 +53,23 @@ pub fn diff(
     let mut changed = s.bdd.or(only_old, only_new);
     if opts.rules {
         // Packets decided by the same rule (number and text) on both sides.
+        let mut by_text: HashMap<(u16, &str), Vec<usize>> = HashMap::new();
+        for (u, q) in new.rules.iter().enumerate() {
+            by_text
+                .entry((q.number, q.text.as_str()))
+                .or_default()
+                .push(u);
+        }
         let mut same = FALSE;
         for (t, r) in old.rules.iter().enumerate() {
+            let Some(news) = by_text.get(&(r.number, r.text.as_str())) else {
+                continue;
+            };
             let d = fo.decided(s, t);
-            for (u, q) in new.rules.iter().enumerate() {
-                if q.number == r.number && q.text == r.text {
-                    let e = fnew.decided(s, u);
-                    let both = s.bdd.and(d, e);
-                    same = s.bdd.or(same, both);
-                }
+            for &u in news {
+                let e = fnew.decided(s, u);
+                let both = s.bdd.and(d, e);
+                same = s.bdd.or(same, both);
             }
         }
         let other = s.bdd.minus(s.universe, same);

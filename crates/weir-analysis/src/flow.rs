@@ -10,7 +10,7 @@
 //! sees every state after all the states that lead to it, and each state
 //! is visited once with the union of the packets that get there.
 
-use crate::bdd::{Set, FALSE, TRUE};
+use crate::bdd::{Cube, Set, FALSE, TRUE};
 use crate::rules::{rule_bounds, Bounds};
 use crate::space::{Space, MF};
 use std::collections::{BTreeMap, BTreeSet};
@@ -38,26 +38,38 @@ const MAX_STATES: usize = 4_000_000;
 pub struct Model<'p> {
     pub prog: &'p Program,
     pub bounds: Vec<Bounds>,
+    /// Per rule: the literals every packet it may match has.
+    pub cubes: Vec<Cube>,
+    /// When every rule either decides the packets it matches or lets
+    /// every packet go on: what each does. Every walk is then the rules
+    /// in order, and a rule gets what it matches less what earlier rules
+    /// decided ([`forward`] builds no set of all packets still walking).
+    pub plain: Option<Vec<Plain>>,
     /// Whole-ruleset reasons the analysis is not exact.
     pub notes: Vec<String>,
 }
 
 impl<'p> Model<'p> {
     pub fn new(s: &mut Space, prog: &'p Program, env: &Env) -> Model<'p> {
-        let bounds = prog
+        let bounds: Vec<Bounds> = prog
             .rules
             .iter()
             .map(|r| rule_bounds(s, prog, env, r))
             .collect();
+        let cubes = bounds.iter().map(|b| s.bdd.cube(b.hi)).collect();
         let mut notes = Vec::new();
         if prog.layer2 {
             notes.push("the layer-2 pass is not analysed".to_string());
         }
-        Model {
+        let mut m = Model {
             prog,
             bounds,
+            cubes,
+            plain: None,
             notes,
-        }
+        };
+        m.plain = (0..prog.rules.len()).map(|i| Plain::of(s, &m, i)).collect();
+        m
     }
 
     /// Rules that make states of the name probe rule `i` fires.
@@ -74,22 +86,250 @@ impl<'p> Model<'p> {
     }
 }
 
-/// What one forward walk found.
+/// What a rule of a plain ruleset does (see [`Model::plain`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plain {
+    /// Decides the packets it matches with `verdict`, and surely those of
+    /// `sure` (its exact match, or less when its match has bounds).
+    Decides { verdict: Verdict, sure: Set },
+    /// Every packet goes on to the next rule (`count`, …).
+    GoesOn,
+}
+
+impl Plain {
+    /// Read off [`step`] for every packet, so the semantics stay there.
+    fn of(s: &mut Space, m: &Model, i: usize) -> Option<Plain> {
+        let st = step(s, m, &[], i, TRUE);
+        let next = key(&[], i + 1);
+        let to_next = st.next.iter().all(|(k, _)| *k == next);
+        let hi = m.bounds[i].hi;
+        match (st.decided.as_slice(), st.next.as_slice()) {
+            (&[(t, verdict, set)], next_sets) if t == i && set == hi && to_next => {
+                let miss = next_sets.first().map_or(FALSE, |x| x.1);
+                let sure = s.bdd.not(miss);
+                Some(Plain::Decides { verdict, sure })
+            }
+            ([], next_sets) if to_next => {
+                let goes = s.bdd.any(next_sets.iter().map(|x| x.1));
+                (goes == TRUE).then_some(Plain::GoesOn)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What one rule does with the packets that reach it in one state.
+pub(crate) struct Step {
+    /// The packets that may match it.
+    pub hit: Set,
+    /// Packets decided here: by which rule (a probe rule's packets are
+    /// decided by the rules that make its states), with which verdict.
+    pub decided: Vec<(usize, Verdict, Set)>,
+    /// Packets the walk carries on, and to which state.
+    pub next: Vec<(Key, Set)>,
+    /// Why this step is not exact, if it is not.
+    pub inexact: Option<&'static str>,
+    /// A call was taken.
+    pub call: bool,
+}
+
+/// The one place the analysis follows ipfw's control flow forwards.
+pub(crate) fn step(s: &mut Space, m: &Model, stack: &[u32], i: usize, r: Set) -> Step {
+    let n = m.prog.rules.len();
+    let rule = &m.prog.rules[i];
+    let b = m.bounds[i];
+    let mut out = Step {
+        hit: FALSE,
+        decided: Vec::new(),
+        next: Vec::new(),
+        inexact: None,
+        call: false,
+    };
+    let lo = if rule.prob.is_some() { FALSE } else { b.lo };
+    let hit = s.bdd.and(r, b.hi);
+    let miss = if lo == FALSE { r } else { s.bdd.minus(r, lo) };
+    if hit != lo && s.bdd.minus(hit, lo) != FALSE {
+        out.inexact = b.why.or(Some("prob"));
+    }
+    out.hit = hit;
+    if rule.probe {
+        // As if any state may exist: its rule's action may run.
+        out.inexact = Some("dynamic states");
+        for t in m.state_makers(i) {
+            match m.prog.rules[t].act.verdict() {
+                Some(v) => out.decided.push((t, v, r)),
+                None if t > i => out.next.push((key(stack, t + 1), r)),
+                None => {}
+            }
+        }
+    }
+    if i + 1 < n && miss != FALSE {
+        out.next.push((key(stack, i + 1), miss));
+    }
+    if hit == FALSE {
+        return out;
+    }
+    let next = key(stack, i + 1);
+    if rule.state_op != StateOp::None {
+        if matches!(rule.state_op, StateOp::Limit { .. }) {
+            // A limit reached denies.
+            out.decided.push((i, Verdict::Drop, hit));
+            out.inexact = Some("limit");
+        }
+        if rule.defer {
+            out.next.push((next, hit));
+            return out;
+        }
+    }
+    let one_pass = m.prog.one_pass;
+    match rule.act {
+        Act::Accept | Act::Fwd => out.decided.push((i, Verdict::Pass, hit)),
+        Act::Deny => out.decided.push((i, Verdict::Drop, hit)),
+        Act::Skipto => out.next.push((key(stack, rule.jump as usize), hit)),
+        Act::SkiptoTablearg => {
+            out.inexact = Some("skipto tablearg");
+            out.next.extend((i + 1..n).map(|t| (key(stack, t), hit)));
+        }
+        Act::HandOff | Act::Divert if one_pass => out.decided.push((i, Verdict::Pass, hit)),
+        Act::Nat => {
+            let v4 = s.bdd.and(hit, s.v4);
+            let other = s.bdd.minus(hit, s.v4);
+            out.decided.push((i, Verdict::Drop, other));
+            if one_pass {
+                out.decided.push((i, Verdict::Pass, v4));
+            } else {
+                out.next.push((next, v4));
+            }
+        }
+        Act::Reass => {
+            let frag = fragment(s);
+            let goes = s.bdd.and(hit, frag);
+            out.decided.push((i, Verdict::Pass, goes));
+            let rest = s.bdd.minus(hit, frag);
+            out.next.push((next, rest));
+        }
+        Act::Call if stack.len() < CALL_STACK_DEPTH => {
+            let mut inner = stack.to_vec();
+            inner.push(i as u32 + 1);
+            out.next.push((key(&inner, rule.jump as usize), hit));
+            out.call = true;
+        }
+        Act::Return if !stack.is_empty() => {
+            let (ret, outer) = stack.split_last().expect("not empty");
+            out.next.push((key(outer, *ret as usize), hit));
+        }
+        // count, setfib, setdscp, tcp-setmss, tee, ngtee, check-state,
+        // hand-offs without one_pass, a call too deep, a return with
+        // nowhere to go: the walk goes on.
+        _ => out.next.push((next, hit)),
+    }
+    out.decided.retain(|d| d.2 != FALSE);
+    out.next.retain(|d| d.1 != FALSE);
+    out
+}
+
+/// IPv4 packets `reass` holds: fragments, first or later.
+fn fragment(s: &mut Space) -> Set {
+    let mf = s.bdd.var(MF.at, true);
+    let frag = s.bdd.or(mf, s.later);
+    s.bdd.and(frag, s.v4)
+}
+
+/// What a walk reports to whoever runs it.
+pub(crate) trait Sink {
+    /// Rule `i` in state `k` did `step`; false ends the walk.
+    fn step(&mut self, s: &mut Space, k: &[u32], i: usize, step: &Step) -> bool;
+    /// Rule `from` sent `set` past the walk's stop for good.
+    fn cut(&mut self, _s: &mut Space, _from: usize, _set: Set) {}
+}
+
+/// Walks `start` packets from state `from` through the rules. With
+/// `stop`, a state past rule `stop` that cannot come back before it is
+/// not followed and its packets are reported as cut. With `only`, the
+/// cube of a set that holds every start packet: rules whose match set
+/// clashes with it are passed over without building anything.
+pub(crate) fn walk(
+    s: &mut Space,
+    m: &Model,
+    from: Key,
+    start: Set,
+    stop: Option<usize>,
+    only: Option<&Cube>,
+    sink: &mut impl Sink,
+) -> Result<(), String> {
+    let n = m.prog.rules.len();
+    let mut work: BTreeMap<Key, Set> = BTreeMap::new();
+    work.insert(from, start);
+    let mut visited = 0usize;
+    while let Some((mut k, r)) = work.pop_first() {
+        if r == FALSE {
+            continue;
+        }
+        // Rules that cannot match any of these packets pass them on,
+        // while no other state comes first.
+        if let Some(only) = only {
+            loop {
+                let (stack, i) = split(&k);
+                let passes = !m.prog.rules[i].probe && m.cubes[i].clashes(only);
+                if !passes || i + 1 >= n || stop.is_some_and(|t| i + 1 > t && past(stack, t)) {
+                    break;
+                }
+                let next = key(stack, i + 1);
+                if work.first_key_value().is_some_and(|(w, _)| *w <= next) {
+                    break;
+                }
+                k = next;
+            }
+        }
+        visited += 1;
+        if visited >= MAX_STATES {
+            return Err(format!("more than {MAX_STATES} call paths to analyse"));
+        }
+        s.bdd.full().map_err(|_| too_large())?;
+        let (stack, i) = split(&k);
+        let st = step(s, m, stack, i, r);
+        if !sink.step(s, &k, i, &st) {
+            return Ok(());
+        }
+        for (to, set) in st.next {
+            let (to_stack, t) = split(&to);
+            if let Some(stop) = stop {
+                if t > stop && past(to_stack, stop) {
+                    sink.cut(s, i, set);
+                    continue;
+                }
+            }
+            let e = work.entry(to).or_insert(FALSE);
+            *e = s.bdd.or(*e, set);
+        }
+    }
+    s.bdd.full().map_err(|_| too_large())
+}
+
+/// Whether a walk with this stack never comes back to rule `stop`.
+fn past(stack: &[u32], stop: usize) -> bool {
+    stack.iter().all(|&ret| ret as usize > stop)
+}
+
+pub(crate) fn too_large() -> String {
+    format!(
+        "the ruleset is too large to analyse: more than {} decision-diagram nodes",
+        crate::space::MAX_NODES
+    )
+}
+
+/// What the walk of every packet found.
 pub struct Flow {
-    /// Per rule: packets that may reach it (any stack).
-    pub reach: Vec<Set>,
     /// Per rule: packets that may reach it and match it.
-    pub matched: Vec<Set>,
+    pub hit: Vec<Set>,
     /// Per rule: packets it may decide, by verdict.
     pub pass: Vec<Set>,
     pub drop: Vec<Set>,
     /// Per rule: a reason its part of the walk is not exact.
     pub inexact: Vec<Option<&'static str>>,
-    /// With a stop index: per rule, the packets it took away for good
-    /// before they reached the stop (decided, or jumped past it).
-    pub cut: Vec<Set>,
-    /// Per state visited: the packets that got there.
-    pub states: BTreeMap<Key, Set>,
+    /// Per rule: its states (call stacks) and the packets that may match
+    /// it in each.
+    pub states: Vec<Vec<(Vec<u32>, Set)>>,
     /// `call`s that may be taken, counted over states.
     pub calls: usize,
 }
@@ -100,186 +340,147 @@ impl Flow {
     }
 }
 
-/// Walks `start` packets from the first rule. With `stop`, states past
-/// rule `stop` that cannot come back before it are not followed, and
-/// what got there is counted in `cut` of the rule that sent it.
-pub fn forward(s: &mut Space, m: &Model, start: Set, stop: Option<usize>) -> Result<Flow, String> {
-    forward_from(s, m, key(&[], 0), start, stop)
+impl Sink for Flow {
+    fn step(&mut self, s: &mut Space, k: &[u32], i: usize, st: &Step) -> bool {
+        let (stack, _) = split(k);
+        self.hit[i] = s.bdd.or(self.hit[i], st.hit);
+        if st.hit != FALSE {
+            self.states[i].push((stack.to_vec(), st.hit));
+        }
+        if let Some(w) = st.inexact {
+            self.inexact[i] = Some(w);
+        }
+        for &(t, v, set) in &st.decided {
+            let to = match v {
+                Verdict::Pass => &mut self.pass[t],
+                Verdict::Drop => &mut self.drop[t],
+            };
+            *to = s.bdd.or(*to, set);
+        }
+        if st.call {
+            self.calls += 1;
+            if self.calls >= MAX_CALLS as usize {
+                self.inexact[i] = Some("more than 256 calls");
+            }
+        }
+        true
+    }
 }
 
-/// As [`forward`], from the state `from`.
-pub fn forward_from(
+/// Walks every packet from the first rule.
+pub fn forward(s: &mut Space, m: &Model) -> Result<Flow, String> {
+    let n = m.prog.rules.len();
+    let mut f = Flow {
+        hit: vec![FALSE; n],
+        pass: vec![FALSE; n],
+        drop: vec![FALSE; n],
+        inexact: vec![None; n],
+        states: vec![Vec::new(); n],
+        calls: 0,
+    };
+    match &m.plain {
+        Some(plain) => forward_plain(s, m, plain, &mut f)?,
+        None => walk(s, m, key(&[], 0), s.universe, None, None, &mut f)?,
+    }
+    Ok(f)
+}
+
+/// [`forward`] on a plain ruleset, rule by rule: what a rule may match,
+/// less what earlier rules surely decided. The nearest earlier rules go
+/// first: in rulesets written most specific first they are the broad
+/// ones, and taking them first keeps the sets small.
+fn forward_plain(s: &mut Space, m: &Model, plain: &[Plain], f: &mut Flow) -> Result<(), String> {
+    for (i, p) in plain.iter().enumerate() {
+        let b = m.bounds[i];
+        let mut hit = s.bdd.and(b.hi, s.universe);
+        for j in (0..i).rev() {
+            if hit == FALSE {
+                break;
+            }
+            if let Plain::Decides { sure, .. } = plain[j] {
+                if sure != FALSE && !m.cubes[j].clashes(&m.cubes[i]) {
+                    hit = s.bdd.minus(hit, sure);
+                }
+            }
+        }
+        s.bdd.full().map_err(|_| too_large())?;
+        if hit == FALSE {
+            continue;
+        }
+        f.hit[i] = hit;
+        f.states[i].push((Vec::new(), hit));
+        if let Plain::Decides { verdict, sure } = *p {
+            if s.bdd.minus(hit, sure) != FALSE {
+                f.inexact[i] = b.why.or(Some("prob"));
+            }
+            match verdict {
+                Verdict::Pass => f.pass[i] = hit,
+                Verdict::Drop => f.drop[i] = hit,
+            }
+        } else {
+            let sure = if m.prog.rules[i].prob.is_some() {
+                FALSE
+            } else {
+                b.lo
+            };
+            if s.bdd.minus(hit, sure) != FALSE {
+                f.inexact[i] = b.why.or(Some("prob"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The first rule that decides the packet `point` (a set of one), and
+/// its verdict.
+pub fn decider(s: &mut Space, m: &Model, point: Set) -> Result<Option<(usize, Verdict)>, String> {
+    struct First(Option<(usize, Verdict)>);
+    impl Sink for First {
+        fn step(&mut self, _: &mut Space, _: &[u32], _: usize, st: &Step) -> bool {
+            self.0 = st.decided.first().map(|d| (d.0, d.1));
+            self.0.is_none()
+        }
+    }
+    let cube = s.bdd.cube(point);
+    let mut first = First(None);
+    walk(s, m, key(&[], 0), point, None, Some(&cube), &mut first)?;
+    Ok(first.0)
+}
+
+/// What each rule took, for good, of `start` packets walked from `from`
+/// towards rule `stop` (decided, or sent past it), or to the end.
+pub fn taken(
     s: &mut Space,
     m: &Model,
     from: Key,
     start: Set,
     stop: Option<usize>,
-) -> Result<Flow, String> {
-    let n = m.prog.rules.len();
-    let mut f = Flow {
-        reach: vec![FALSE; n],
-        matched: vec![FALSE; n],
-        pass: vec![FALSE; n],
-        drop: vec![FALSE; n],
-        inexact: vec![None; n],
-        cut: vec![FALSE; n],
-        states: BTreeMap::new(),
-        calls: 0,
-    };
-    let mut work: BTreeMap<Key, Set> = BTreeMap::new();
-    work.insert(from, start);
-    while let Some((k, r)) = work.pop_first() {
-        if r == FALSE {
-            continue;
-        }
-        if f.states.len() >= MAX_STATES {
-            return Err(format!("more than {MAX_STATES} call paths to analyse"));
-        }
-        let (stack, i) = split(&k);
-        let stack = stack.to_vec();
-        f.states.insert(k.clone(), r);
-        let rule = &m.prog.rules[i];
-        let b = m.bounds[i];
-        f.reach[i] = s.bdd.or(f.reach[i], r);
-        let lo = if rule.prob.is_some() { FALSE } else { b.lo };
-        let hit = s.bdd.and(r, b.hi);
-        let miss = s.bdd.minus(r, lo);
-        let unsure = s.bdd.minus(hit, lo);
-        if unsure != FALSE {
-            f.inexact[i] = f.inexact[i].or(b.why).or(Some("prob"));
-        }
-        f.matched[i] = s.bdd.or(f.matched[i], hit);
-        if rule.probe {
-            // As if any state may exist: its rule's action may run.
-            f.inexact[i] = Some("dynamic states");
-            for t in m.state_makers(i).collect::<Vec<_>>() {
-                match m.prog.rules[t].act.verdict() {
-                    Some(Verdict::Pass) => f.pass[t] = s.bdd.or(f.pass[t], r),
-                    Some(Verdict::Drop) => f.drop[t] = s.bdd.or(f.drop[t], r),
-                    None if t > i => push(s, &mut work, &mut f, stop, key(&stack, t + 1), r, i),
-                    None => {}
-                }
+) -> Result<BTreeMap<usize, (Set, Option<Verdict>)>, String> {
+    struct Taken(BTreeMap<usize, (Set, Option<Verdict>)>);
+    impl Taken {
+        fn add(&mut self, s: &mut Space, rule: usize, set: Set, v: Option<Verdict>) {
+            let e = self.0.entry(rule).or_insert((FALSE, v));
+            e.0 = s.bdd.or(e.0, set);
+            if e.1 != v {
+                e.1 = None;
             }
-        }
-        if i + 1 < n {
-            push(s, &mut work, &mut f, stop, key(&stack, i + 1), miss, i);
-        }
-        if hit == FALSE {
-            continue;
-        }
-        let next = key(&stack, i + 1);
-        if rule.state_op != StateOp::None {
-            if matches!(rule.state_op, StateOp::Limit { .. }) {
-                // A limit reached denies.
-                f.drop[i] = s.bdd.or(f.drop[i], hit);
-                f.inexact[i] = Some("limit");
-            }
-            if rule.defer {
-                push(s, &mut work, &mut f, stop, next, hit, i);
-                continue;
-            }
-        }
-        let one_pass = m.prog.one_pass;
-        match rule.act {
-            Act::Accept | Act::Fwd => f.pass[i] = s.bdd.or(f.pass[i], hit),
-            Act::Deny => f.drop[i] = s.bdd.or(f.drop[i], hit),
-            Act::Skipto => push(
-                s,
-                &mut work,
-                &mut f,
-                stop,
-                key(&stack, rule.jump as usize),
-                hit,
-                i,
-            ),
-            Act::SkiptoTablearg => {
-                f.inexact[i] = Some("skipto tablearg");
-                for t in i + 1..n {
-                    push(s, &mut work, &mut f, stop, key(&stack, t), hit, i);
-                }
-            }
-            Act::HandOff | Act::Divert if one_pass => f.pass[i] = s.bdd.or(f.pass[i], hit),
-            Act::Nat => {
-                let v4 = s.bdd.and(hit, s.v4);
-                let other = s.bdd.minus(hit, s.v4);
-                f.drop[i] = s.bdd.or(f.drop[i], other);
-                if one_pass {
-                    f.pass[i] = s.bdd.or(f.pass[i], v4);
-                } else {
-                    push(s, &mut work, &mut f, stop, next, v4, i);
-                }
-            }
-            Act::Reass => {
-                let mf = s.bdd.var(MF.at, true);
-                let frag = s.bdd.or(mf, s.later);
-                let frag = s.bdd.and(frag, s.v4);
-                let goes = s.bdd.and(hit, frag);
-                f.pass[i] = s.bdd.or(f.pass[i], goes);
-                let rest = s.bdd.minus(hit, frag);
-                push(s, &mut work, &mut f, stop, next, rest, i);
-            }
-            Act::Call if stack.len() < CALL_STACK_DEPTH => {
-                f.calls += 1;
-                if f.calls >= MAX_CALLS as usize {
-                    f.inexact[i] = Some("more than 256 calls");
-                }
-                let mut inner = stack.clone();
-                inner.push(i as u32 + 1);
-                push(
-                    s,
-                    &mut work,
-                    &mut f,
-                    stop,
-                    key(&inner, rule.jump as usize),
-                    hit,
-                    i,
-                );
-            }
-            Act::Return if !stack.is_empty() => {
-                let (ret, outer) = stack.split_last().expect("not empty");
-                push(
-                    s,
-                    &mut work,
-                    &mut f,
-                    stop,
-                    key(outer, *ret as usize),
-                    hit,
-                    i,
-                );
-            }
-            // count, setfib, setdscp, tcp-setmss, tee, ngtee, check-state,
-            // hand-offs without one_pass, a call too deep, a return with
-            // nowhere to go: the walk goes on.
-            _ => push(s, &mut work, &mut f, stop, next, hit, i),
         }
     }
-    Ok(f)
-}
-
-/// Adds `set` to the state `to`, sent there by rule `from`; with a stop,
-/// a state past it that cannot come back counts as `from`'s cut instead.
-#[allow(clippy::too_many_arguments)]
-fn push(
-    s: &mut Space,
-    work: &mut BTreeMap<Key, Set>,
-    f: &mut Flow,
-    stop: Option<usize>,
-    to: Key,
-    set: Set,
-    from: usize,
-) {
-    if set == FALSE {
-        return;
-    }
-    let (st, t) = split(&to);
-    if let Some(stop) = stop {
-        if t > stop && st.iter().all(|&ret| ret as usize > stop) {
-            f.cut[from] = s.bdd.or(f.cut[from], set);
-            return;
+    impl Sink for Taken {
+        fn step(&mut self, s: &mut Space, _: &[u32], _: usize, st: &Step) -> bool {
+            for &(t, v, set) in &st.decided {
+                self.add(s, t, set, Some(v));
+            }
+            true
+        }
+        fn cut(&mut self, s: &mut Space, from: usize, set: Set) {
+            self.add(s, from, set, None);
         }
     }
-    let e = work.entry(to).or_insert(FALSE);
-    *e = s.bdd.or(*e, set);
+    let cube = s.bdd.cube(start);
+    let mut t = Taken(BTreeMap::new());
+    walk(s, m, from, start, stop, Some(&cube), &mut t)?;
+    Ok(t.0)
 }
 
 /// Per state: the packets a walk from there surely (`lo`) and maybe
@@ -335,21 +536,24 @@ fn successors(m: &Model, k: &[u32]) -> Vec<Key> {
     out
 }
 
-/// Computes [`Verdicts`] for every state, last state first.
+/// Computes [`Verdicts`] for every state, last state first: the one
+/// place the analysis follows the control flow backwards (a mirror of
+/// [`step`]).
 pub fn backward(s: &mut Space, m: &Model) -> Result<Verdicts, String> {
     let states = structural_states(m)?;
     let mut at: BTreeMap<Key, (Set, Set)> = BTreeMap::new();
     let n = m.prog.rules.len();
+    let unknown = (FALSE, TRUE);
     for k in states.iter().rev() {
+        s.bdd.full().map_err(|_| too_large())?;
         let (stack, i) = split(k);
         let r = &m.prog.rules[i];
         let b = m.bounds[i];
-        let get =
-            |at: &BTreeMap<Key, (Set, Set)>, to: Key| at.get(&to).copied().unwrap_or((FALSE, TRUE));
+        let get = |at: &BTreeMap<Key, (Set, Set)>, to: Key| at.get(&to).copied().unwrap_or(unknown);
         let next = if i + 1 < n {
             get(&at, key(stack, i + 1))
         } else {
-            (FALSE, TRUE)
+            unknown
         };
         let one_pass = m.prog.one_pass;
         let mut out = match r.act {
@@ -371,9 +575,7 @@ pub fn backward(s: &mut Space, m: &Model) -> Result<Verdicts, String> {
                 (s.bdd.and(v4.0, s.v4), s.bdd.and(v4.1, s.v4))
             }
             Act::Reass => {
-                let mf = s.bdd.var(MF.at, true);
-                let frag = s.bdd.or(mf, s.later);
-                let frag = s.bdd.and(frag, s.v4);
+                let frag = fragment(s);
                 (s.bdd.or(frag, next.0), s.bdd.or(frag, next.1))
             }
             Act::Call if stack.len() < CALL_STACK_DEPTH => {
@@ -392,25 +594,32 @@ pub fn backward(s: &mut Space, m: &Model) -> Result<Verdicts, String> {
         } else if matches!(r.state_op, StateOp::Limit { .. }) {
             out.0 = FALSE;
         }
-        let lo_m = if r.prob.is_some() { FALSE } else { b.lo };
-        // lo: surely matched and surely passes, or surely missed and surely
-        // passes after, or both ways pass.
-        let a = s.bdd.and(lo_m, out.0);
-        let missed = s.bdd.not(b.hi);
-        let c = s.bdd.and(missed, next.0);
-        let both = s.bdd.and(out.0, next.0);
-        let lo = s.bdd.or(a, c);
-        let mut lo = s.bdd.or(lo, both);
-        let d = s.bdd.and(b.hi, out.1);
-        let not_lo = s.bdd.not(lo_m);
-        let e = s.bdd.and(not_lo, next.1);
-        let mut hi = s.bdd.or(d, e);
+        let sure = if r.prob.is_some() { FALSE } else { b.lo };
+        let (mut lo, mut hi) = if sure == b.hi {
+            // Matched: the action's outcome; missed: the next rule's.
+            let lo = s.bdd.ite(sure, out.0, next.0);
+            let hi = if out.0 == out.1 && next.0 == next.1 {
+                lo
+            } else {
+                s.bdd.ite(sure, out.1, next.1)
+            };
+            (lo, hi)
+        } else {
+            // Between the bounds the rule may match or not: surely
+            // passes only if both ways pass, maybe if either does.
+            let both = s.bdd.and(out.0, next.0);
+            let maybe = s.bdd.ite(b.hi, both, next.0);
+            let lo = s.bdd.ite(sure, out.0, maybe);
+            let either = s.bdd.or(out.1, next.1);
+            let maybe = s.bdd.ite(b.hi, either, next.1);
+            (lo, s.bdd.ite(sure, out.1, maybe))
+        };
         if r.probe {
-            for t in m.state_makers(i).collect::<Vec<_>>() {
+            for t in m.state_makers(i) {
                 let fired = match m.prog.rules[t].act.verdict() {
                     Some(Verdict::Pass) => (TRUE, TRUE),
                     Some(Verdict::Drop) => (FALSE, FALSE),
-                    None => (FALSE, TRUE),
+                    None => unknown,
                 };
                 lo = s.bdd.and(lo, fired.0);
                 hi = s.bdd.or(hi, fired.1);
@@ -418,5 +627,6 @@ pub fn backward(s: &mut Space, m: &Model) -> Result<Verdicts, String> {
         }
         at.insert(k.clone(), (lo, hi));
     }
+    s.bdd.full().map_err(|_| too_large())?;
     Ok(Verdicts { at })
 }

@@ -83,12 +83,20 @@ pub struct Finding {
     pub level: &'static str,
     pub rule: RuleRef,
     pub message: String,
+    /// The blocking rules (the first [`MAX_LISTED`](crate::lint) of a
+    /// minimal set), and how many the set has.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub blockers: Vec<RuleRef>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub blockers_total: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub different_action: Option<bool>,
+    /// The rules that decide its packets once it is removed (the first
+    /// few), and how many there are.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub covered_by: Vec<RuleRef>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub covered_by_total: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub witness: Option<Witness>,
     /// Set when the analysis could not be exact here, and why.
@@ -104,8 +112,10 @@ impl Finding {
             rule,
             message,
             blockers: Vec::new(),
+            blockers_total: 0,
             different_action: None,
             covered_by: Vec::new(),
+            covered_by_total: 0,
             witness: None,
             caveat: None,
         }
@@ -118,6 +128,10 @@ impl Finding {
             w.decided_without_it_by = w.without_rule.map(|i| prog.rules[i].number);
         }
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// `file:line:col: level[kind]: rule N: message`, one line each; with

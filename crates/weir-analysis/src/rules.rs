@@ -43,7 +43,7 @@ impl Bounds {
     }
 }
 
-/// The bounds of rule `r`'s match, inside the universe. Probe rules'
+/// The bounds of rule `r`'s match (outside the universe too). Probe rules'
 /// states and `prob` are the flow's business (see `flow`); here a rule
 /// matches as for a packet without a state and a winning draw.
 pub fn rule_bounds(s: &mut Space, prog: &Program, env: &Env, r: &Rule) -> Bounds {
@@ -68,8 +68,7 @@ pub fn rule_bounds(s: &mut Space, prog: &Program, env: &Env, r: &Rule) -> Bounds
         }
         b = join(s, b, block, true);
     }
-    let (lo, hi) = (s.bdd.and(b.lo, s.universe), s.bdd.and(b.hi, s.universe));
-    Bounds { lo, hi, why: b.why }
+    b
 }
 
 fn join(s: &mut Space, a: Bounds, b: Bounds, and: bool) -> Bounds {
@@ -132,6 +131,14 @@ fn setup(s: &mut Space) -> Set {
     s.bdd.and(s.tcp_header, syn)
 }
 
+fn side(src: bool) -> Side {
+    if src {
+        Side::Src
+    } else {
+        Side::Dst
+    }
+}
+
 /// One instruction's set, before its NOT flag.
 fn insn_bounds(s: &mut Space, prog: &Program, env: &Env, ins: &Insn) -> Bounds {
     let pool = |len: u16| ins.arg as usize..ins.arg as usize + len as usize;
@@ -145,44 +152,27 @@ fn insn_bounds(s: &mut Space, prog: &Program, env: &Env, ins: &Insn) -> Bounds {
             _ => FALSE,
         },
         Op::SrcNet | Op::DstNet => {
-            let f = if ins.op == Op::SrcNet { SRC } else { DST };
+            let side = side(ins.op == Op::SrcNet);
             let mut any = FALSE;
             for n in &prog.nets[pool(ins.len)] {
-                let version = if n.version == 4 { s.v4 } else { s.v6 };
-                let m = s.masked(f, n.value, n.mask);
-                let m = if n.value & !n.mask != 0 {
-                    FALSE
-                } else {
-                    s.bdd.and(m, version)
-                };
+                let m = s.addr(side, n.version, n.value, n.mask);
                 any = s.bdd.or(any, m);
             }
             any
         }
         Op::SrcPrefix4 | Op::DstPrefix4 => {
-            let f = if ins.op == Op::SrcPrefix4 { SRC } else { DST };
             let mask = u32::MAX.checked_shl(32 - u32::from(ins.len)).unwrap_or(0);
-            if ins.arg & !mask != 0 {
-                FALSE
-            } else {
-                let m = s.masked(
-                    f,
-                    weir_wire::v4_mapped(ins.arg),
-                    !0u128 << 32 | u128::from(mask),
-                );
-                s.bdd.and(m, s.v4)
-            }
+            let side = side(ins.op == Op::SrcPrefix4);
+            s.addr(side, 4, u128::from(ins.arg), u128::from(mask))
         }
         Op::SrcMe | Op::DstMe => {
-            let f = if ins.op == Op::SrcMe { SRC } else { DST };
+            let side = side(ins.op == Op::SrcMe);
             let mut any = FALSE;
             for &(addr, v) in &env.me {
                 if ins.arg != 0 && u32::from(v) != ins.arg {
                     continue;
                 }
-                let version = if v == 4 { s.v4 } else { s.v6 };
-                let m = s.eq(f, addr);
-                let m = s.bdd.and(m, version);
+                let m = s.addr(side, v, addr, !0);
                 any = s.bdd.or(any, m);
             }
             any
@@ -247,14 +237,13 @@ fn insn_bounds(s: &mut Space, prog: &Program, env: &Env, ins: &Insn) -> Bounds {
         Op::Frag => s.later,
         Op::HasPorts => s.has_ports,
         Op::SrcSet | Op::DstSet => {
-            let f = if ins.op == Op::SrcSet { SRC } else { DST };
+            let side = side(ins.op == Op::SrcSet);
             let set = prog.addr_sets[ins.arg as usize];
             let hosts: Vec<Set> = (0..set.size)
                 .filter(|k| set.members[(k / 64) as usize] >> (k % 64) & 1 == 1)
-                .map(|k| s.eq(f, weir_wire::v4_mapped(set.base.wrapping_add(k))))
+                .map(|k| s.addr(side, 4, u128::from(set.base.wrapping_add(k)), !0))
                 .collect();
-            let any = s.bdd.any(hosts);
-            s.bdd.and(any, s.v4)
+            s.bdd.any(hosts)
         }
         op => return Bounds::unknown(op.name()),
     };

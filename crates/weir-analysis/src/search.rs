@@ -3,7 +3,7 @@
 
 use crate::bdd::FALSE;
 use crate::flow::{forward, Model};
-use crate::lint::{caveat, decided};
+use crate::lint::caveat;
 use crate::report::Witness;
 use crate::rules::rule_bounds;
 use crate::witness::Point;
@@ -39,10 +39,10 @@ pub fn search(
 ) -> Result<SearchResult, String> {
     let s = &mut a.space;
     let m = Model::new(s, prog, env);
-    let flow = forward(s, &m, s.universe, None)?;
+    let flow = forward(s, &m)?;
     let q = rule_bounds(s, query, env, &query.rules[0]);
-    let mut want = FALSE;
-    for (t, r) in prog.rules.iter().enumerate() {
+    let mut found = None;
+    'rules: for (t, r) in prog.rules.iter().enumerate() {
         if goal.decided_by.is_some_and(|n| n != r.number) {
             continue;
         }
@@ -52,11 +52,14 @@ pub fn search(
         }
         for (set, v) in [(flow.pass[t], Verdict::Pass), (flow.drop[t], Verdict::Drop)] {
             if goal.verdict.is_none_or(|g| g == v) {
-                want = s.bdd.or(want, set);
+                let both = s.bdd.and(set, q.hi);
+                if both != FALSE {
+                    found = Some((t, v, both));
+                    break 'rules;
+                }
             }
         }
     }
-    let found = s.bdd.and(want, q.hi);
     let mut why = caveat(&m, &flow);
     if let Some(w) = q.why {
         why = Some(match why {
@@ -64,10 +67,15 @@ pub fn search(
             None => format!("analysed conservatively: {w} (the match)"),
         });
     }
-    let witness = Point::pick(&a.space, found).map(|p| {
-        let mut w = decided(&a.space, &flow, p);
-        w.decided_by = w.rule.map(|i| prog.rules[i].number);
-        w
+    let witness = found.and_then(|(t, v, set)| {
+        Point::pick(s, set).map(|p| Witness {
+            packet: p,
+            rule: Some(t),
+            verdict: Some(v),
+            without_rule: None,
+            decided_by: Some(prog.rules[t].number),
+            decided_without_it_by: None,
+        })
     });
     Ok(SearchResult {
         witness,

@@ -4,46 +4,123 @@
 //! A point of the space is one decoded IP packet as the engine sees it
 //! (`weir_wire::Packet`): version, protocol, later-fragment and
 //! more-fragments bits, direction, interface, addresses, ports, TCP flags,
-//! ICMP type. Fields the engine reads only under a condition (ports of a
-//! packet that carries them, flags of TCP with a header) are 0 otherwise,
-//! as the decoder leaves them, so every point is one real packet.
+//! ICMP type. IPv4 and IPv6 addresses are separate fields: a packet's
+//! other family's address, and fields it does not carry (ports of a
+//! packet without them, flags of a non-TCP packet), are free variables
+//! no rule tests, so the sets stay small; a witness takes them as 0.
 //! Interfaces are classes: the names the ruleset's patterns match, plus
 //! "any other name" and "no name", one representative name each.
+//!
+//! The variable order puts the most decisive bits first: family and
+//! protocol, then addresses from the high bit down, then ports.
 
 use crate::bdd::{Bdd, Set, FALSE, TRUE};
 use weir_engine::iface_matches;
-use weir_wire::v4_mapped;
+use weir_wire::proto;
 
 /// A field: `bits` variables from `at`, most significant first.
 #[derive(Clone, Copy, Debug)]
 pub struct Field {
     pub at: u16,
     pub bits: u16,
+    /// Variables between one bit and the next (2 where two fields'
+    /// bits alternate).
+    pub stride: u16,
 }
 
-pub const V6: Field = Field { at: 0, bits: 1 };
-pub const PROTO: Field = Field { at: 1, bits: 8 };
-pub const LATER: Field = Field { at: 9, bits: 1 };
-pub const MF: Field = Field { at: 10, bits: 1 };
+pub const V6: Field = Field {
+    at: 0,
+    bits: 1,
+    stride: 1,
+};
+pub const PROTO: Field = Field {
+    at: 1,
+    bits: 8,
+    stride: 1,
+};
+pub const LATER: Field = Field {
+    at: 9,
+    bits: 1,
+    stride: 1,
+};
+pub const MF: Field = Field {
+    at: 10,
+    bits: 1,
+    stride: 1,
+};
 /// 0 in, 1 out.
-pub const OUT: Field = Field { at: 11, bits: 1 };
-pub const IFACE: Field = Field { at: 12, bits: 10 };
-pub const SRC: Field = Field { at: 22, bits: 128 };
-pub const DST: Field = Field { at: 150, bits: 128 };
-pub const SPORT: Field = Field { at: 278, bits: 16 };
-pub const DPORT: Field = Field { at: 294, bits: 16 };
-pub const FLAGS: Field = Field { at: 310, bits: 8 };
-pub const ICMP_TYPE: Field = Field { at: 318, bits: 8 };
-const VARS: u16 = 326;
+pub const OUT: Field = Field {
+    at: 11,
+    bits: 1,
+    stride: 1,
+};
+pub const IFACE: Field = Field {
+    at: 12,
+    bits: 10,
+    stride: 1,
+};
+pub const SRC4: Field = Field {
+    at: 54,
+    bits: 32,
+    stride: 1,
+};
+pub const DST4: Field = Field {
+    at: 22,
+    bits: 32,
+    stride: 1,
+};
+pub const SRC6: Field = Field {
+    at: 214,
+    bits: 128,
+    stride: 1,
+};
+pub const DST6: Field = Field {
+    at: 86,
+    bits: 128,
+    stride: 1,
+};
+pub const SPORT: Field = Field {
+    at: 342,
+    bits: 16,
+    stride: 1,
+};
+pub const DPORT: Field = Field {
+    at: 358,
+    bits: 16,
+    stride: 1,
+};
+pub const FLAGS: Field = Field {
+    at: 374,
+    bits: 8,
+    stride: 1,
+};
+pub const ICMP_TYPE: Field = Field {
+    at: 382,
+    bits: 8,
+    stride: 1,
+};
+const VARS: u16 = 390;
 
-const TCP: u128 = 6;
-const UDP: u128 = 17;
-const SCTP: u128 = 132;
-const ICMP: u128 = 1;
-const ICMP6: u128 = 58;
 /// What an IPv6 packet's protocol can never be once the decoder walked
 /// its extension headers (unless it is a later fragment).
-const V6_EXT: [u128; 5] = [0, 43, 44, 51, 60];
+const V6_EXT: [u8; 5] = [
+    proto::HOPOPT,
+    proto::IPV6_ROUTE,
+    proto::IPV6_FRAG,
+    proto::AH,
+    proto::IPV6_OPTS,
+];
+
+/// Which address of a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Src,
+    Dst,
+}
+
+/// Most decision-diagram nodes one analysis makes (about 28 bytes each
+/// with the tables that find them): the bound on its memory.
+pub const MAX_NODES: usize = 1 << 25;
 
 /// Most interface classes (names the ruleset tells apart).
 const MAX_IFACES: usize = 1 << 10;
@@ -69,7 +146,7 @@ impl Space {
     /// The space for rulesets whose interface patterns are `patterns`.
     pub fn new<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Space {
         let ifaces = iface_classes(&patterns.into_iter().collect::<Vec<_>>());
-        let mut bdd = Bdd::new(VARS);
+        let mut bdd = Bdd::with_limit(VARS, MAX_NODES);
         let v6 = bdd.var(V6.at, true);
         let v4 = bdd.var(V6.at, false);
         let later = bdd.var(LATER.at, true);
@@ -89,14 +166,14 @@ impl Space {
             dir_out,
         };
         let first = s.bdd.not(later);
-        let port_protos = [TCP, UDP, SCTP].map(|p| s.eq(PROTO, p));
+        let port_protos = proto::WITH_PORTS.map(|p| s.eq(PROTO, u128::from(p)));
         let carries_ports = s.bdd.any(port_protos);
         s.has_ports = s.bdd.and(carries_ports, first);
-        let tcp = s.eq(PROTO, TCP);
+        let tcp = s.eq(PROTO, u128::from(proto::TCP));
         s.tcp_header = s.bdd.and(tcp, first);
-        let icmp4 = s.eq(PROTO, ICMP);
+        let icmp4 = s.eq(PROTO, u128::from(proto::ICMP));
         let icmp4 = s.bdd.and(icmp4, v4);
-        let icmp6 = s.eq(PROTO, ICMP6);
+        let icmp6 = s.eq(PROTO, u128::from(proto::ICMPV6));
         let icmp6 = s.bdd.and(icmp6, v6);
         let icmp = s.bdd.or(icmp4, icmp6);
         s.has_icmp = s.bdd.and(icmp, first);
@@ -104,37 +181,16 @@ impl Space {
         s
     }
 
+    /// Interface classes that exist, and IPv6 protocols the decoder can
+    /// leave (it walks past extension headers).
     fn make_universe(&mut self) -> Set {
         let last = (self.ifaces.len() - 1) as u128;
-        let mut u = self.range(IFACE, 0, last);
-        // IPv4 addresses sit in their mapped form.
-        for field in [SRC, DST] {
-            let mapped = self.masked(field, v4_mapped(0), !0u128 << 32);
-            let ok = self.implies(self.v4, mapped);
-            u = self.bdd.and(u, ok);
-        }
-        let ext = V6_EXT.map(|p| self.eq(PROTO, p));
+        let u = self.range(IFACE, 0, last);
+        let ext = V6_EXT.map(|p| self.eq(PROTO, u128::from(p)));
         let ext = self.bdd.any(ext);
         let v6_first = self.bdd.minus(self.v6, self.later);
         let bad = self.bdd.and(v6_first, ext);
-        u = self.bdd.minus(u, bad);
-        // What the decoder leaves 0.
-        for (field, when) in [
-            (SPORT, self.has_ports),
-            (DPORT, self.has_ports),
-            (FLAGS, self.tcp_header),
-            (ICMP_TYPE, self.has_icmp),
-        ] {
-            let zero = self.eq(field, 0);
-            let ok = self.implies_not(when, zero);
-            u = self.bdd.and(u, ok);
-        }
-        u
-    }
-
-    /// `!a → b`.
-    fn implies_not(&mut self, a: Set, b: Set) -> Set {
-        self.bdd.or(a, b)
+        self.bdd.minus(u, bad)
     }
 
     /// `a → b`.
@@ -144,7 +200,7 @@ impl Space {
     }
 
     fn var(f: Field, bit_from_msb: u16) -> u16 {
-        f.at + bit_from_msb
+        f.at + bit_from_msb * f.stride
     }
 
     /// Packets whose `field` equals `value` in the bits of `mask`.
@@ -162,6 +218,22 @@ impl Space {
             }
         }
         s
+    }
+
+    /// Packets of IP `version` whose `side` address is `value` in the
+    /// bits of `mask` (both as `weir_wire` holds addresses: IPv4 mapped).
+    pub fn addr(&mut self, side: Side, version: u8, value: u128, mask: u128) -> Set {
+        let (f, family, value, mask) = match (version, side) {
+            (4, Side::Src) => (SRC4, self.v4, value as u32 as u128, mask as u32 as u128),
+            (4, Side::Dst) => (DST4, self.v4, value as u32 as u128, mask as u32 as u128),
+            (_, Side::Src) => (SRC6, self.v6, value, mask),
+            (_, Side::Dst) => (DST6, self.v6, value, mask),
+        };
+        if value & !mask != 0 {
+            return FALSE;
+        }
+        let m = self.masked(f, value, mask);
+        self.bdd.and(m, family)
     }
 
     pub fn eq(&mut self, f: Field, value: u128) -> Set {
@@ -219,7 +291,7 @@ impl Space {
     /// Reads a field out of a picked assignment.
     pub fn read(bits: &[bool], f: Field) -> u128 {
         (0..f.bits).fold(0u128, |v, k| {
-            v << 1 | u128::from(bits[usize::from(f.at + k)])
+            v << 1 | u128::from(bits[usize::from(Self::var(f, k))])
         })
     }
 }
@@ -271,8 +343,13 @@ mod tests {
         let r = s.range(DPORT, 20, 29);
         let whole = 2f64.powi(i32::from(VARS - DPORT.bits));
         assert_eq!(s.bdd.count(r), 10.0 * whole);
-        let p = s.masked(SRC, v4_mapped(0x0a00_0000), !0u128 << 24);
-        assert_eq!(s.bdd.count(p), 2f64.powi(24 + i32::from(VARS - 128)));
+        let p = s.addr(
+            Side::Src,
+            4,
+            weir_wire::v4_mapped(0x0a00_0000),
+            !0u128 << 24,
+        );
+        assert_eq!(s.bdd.count(p), 2f64.powi(i32::from(VARS) - 1 - 8));
         let f = s.flags(FLAGS, 0x02, 0x10);
         assert_eq!(s.bdd.count(f), 2f64.powi(i32::from(VARS) - 2));
     }

@@ -50,7 +50,12 @@ impl Point {
         let later = Space::read(&bits, LATER) == 1;
         let has_ports = !later && matches!(proto, 6 | 17 | 132);
         let has_icmp = !later && ((!v6 && proto == 1) || (v6 && proto == 58));
-        let (src, dst) = (Space::read(&bits, SRC), Space::read(&bits, DST));
+        let (src, dst) = if v6 {
+            (Space::read(&bits, SRC6), Space::read(&bits, DST6))
+        } else {
+            let mapped = |f| weir_wire::v4_mapped(Space::read(&bits, f) as u32);
+            (mapped(SRC4), mapped(DST4))
+        };
         let flags = Space::read(&bits, FLAGS) as u8;
         let class = Space::read(&bits, IFACE) as u16;
         Some(Point {
