@@ -128,6 +128,25 @@ impl Bdd {
         }
     }
 
+    /// Forgets every node made after the first `len` (sets made since are
+    /// gone: only sets made before may be used again).
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.nodes.len() {
+            return;
+        }
+        self.nodes.truncate(len.max(2));
+        self.unique.fill(0);
+        let mask = self.unique.len() - 1;
+        for (s, n) in self.nodes.iter().enumerate().skip(2) {
+            let mut at = mix(u32::from(n.var), n.lo, n.hi) as usize & mask;
+            while self.unique[at] != 0 {
+                at = (at + 1) & mask;
+            }
+            self.unique[at] = s as Set;
+        }
+        self.cache.fill([0; 4]);
+    }
+
     /// The node `var ? hi : lo`, shared if it exists.
     pub fn node(&mut self, var: u16, lo: Set, hi: Set) -> Set {
         if lo == hi {
@@ -337,6 +356,35 @@ impl Bdd {
         Some(bits)
     }
 
+    /// A member of `s` drawn at random: each variable 0 or 1 by the next
+    /// numbers of the xorshift generator `seed`, where `s` allows both.
+    pub fn draw(&self, s: Set, seed: &mut u64) -> Option<Vec<bool>> {
+        if s == FALSE {
+            return None;
+        }
+        let mut coin = || {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *seed & 1 == 1
+        };
+        let mut bits: Vec<bool> = (0..self.vars).map(|_| coin()).collect();
+        let mut at = s;
+        while at != TRUE {
+            let n = self.nodes[at as usize];
+            let one = if n.lo == FALSE {
+                true
+            } else if n.hi == FALSE {
+                false
+            } else {
+                coin()
+            };
+            bits[usize::from(n.var)] = one;
+            at = if one { n.hi } else { n.lo };
+        }
+        Some(bits)
+    }
+
     /// The set of one assignment.
     pub fn minterm(&mut self, bits: &[bool]) -> Set {
         let mut s = TRUE;
@@ -389,59 +437,65 @@ impl Bdd {
     /// The literals every member of `s` has: a quick test that two sets
     /// are disjoint without building their intersection.
     pub fn cube(&self, s: Set) -> Cube {
-        let words = usize::from(self.vars).div_ceil(64);
+        assert!(
+            usize::from(self.vars) <= CUBE_WORDS * 64,
+            "cubes hold 512 variables"
+        );
         let mut memo: ahash::AHashMap<Set, Cube> = ahash::AHashMap::new();
-        self.cube_of(s, words, &mut memo)
+        self.cube_of(s, &mut memo)
     }
 
-    fn cube_of(&self, s: Set, words: usize, memo: &mut ahash::AHashMap<Set, Cube>) -> Cube {
+    fn cube_of(&self, s: Set, memo: &mut ahash::AHashMap<Set, Cube>) -> Cube {
         if s == TRUE {
-            return Cube::free(words);
+            return Cube::free();
         }
         if s == FALSE {
-            return Cube::empty_set(words);
+            return Cube::empty_set();
         }
         if let Some(c) = memo.get(&s) {
-            return c.clone();
+            return *c;
         }
         let n = self.nodes[s as usize];
         let c = if n.lo == FALSE {
-            self.cube_of(n.hi, words, memo).with(n.var, true)
+            self.cube_of(n.hi, memo).with(n.var, true)
         } else if n.hi == FALSE {
-            self.cube_of(n.lo, words, memo).with(n.var, false)
+            self.cube_of(n.lo, memo).with(n.var, false)
         } else {
-            let lo = self.cube_of(n.lo, words, memo);
-            let hi = self.cube_of(n.hi, words, memo);
+            let lo = self.cube_of(n.lo, memo);
+            let hi = self.cube_of(n.hi, memo);
             lo.common(&hi)
         };
-        memo.insert(s, c.clone());
+        memo.insert(s, c);
         c
     }
 }
 
-/// A conjunction of literals: `care` bits are fixed to the bits of `value`.
-/// A cube whose care and value disagree in a bit of `value` outside
-/// `care` stands for the empty set (it clashes with every cube).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Words of a [`Cube`]: room for 512 variables.
+const CUBE_WORDS: usize = 8;
+
+/// A conjunction of literals: `care` bits are fixed to the bits of
+/// `value`; `empty` stands for the empty set (it clashes with every cube).
+/// Fixed-size, so a list of cubes is one block of memory to scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cube {
-    care: Vec<u64>,
-    value: Vec<u64>,
+    care: [u64; CUBE_WORDS],
+    value: [u64; CUBE_WORDS],
     empty: bool,
 }
 
 impl Cube {
-    fn free(words: usize) -> Cube {
+    fn free() -> Cube {
         Cube {
-            care: vec![0; words],
-            value: vec![0; words],
+            care: [0; CUBE_WORDS],
+            value: [0; CUBE_WORDS],
             empty: false,
         }
     }
 
-    fn empty_set(words: usize) -> Cube {
+    fn empty_set() -> Cube {
         Cube {
             empty: true,
-            ..Cube::free(words)
+            ..Cube::free()
         }
     }
 
@@ -459,28 +513,27 @@ impl Cube {
     /// The literals both have (of the empty set: the other's).
     fn common(&self, o: &Cube) -> Cube {
         if self.empty {
-            return o.clone();
+            return *o;
         }
         if o.empty {
-            return self.clone();
+            return *self;
         }
-        let care = (0..self.care.len())
-            .map(|w| self.care[w] & o.care[w] & !(self.value[w] ^ o.value[w]))
-            .collect::<Vec<_>>();
-        let value = (0..care.len()).map(|w| self.value[w] & care[w]).collect();
-        Cube {
-            care,
-            value,
-            empty: false,
+        let mut c = Cube::free();
+        for w in 0..CUBE_WORDS {
+            c.care[w] = self.care[w] & o.care[w] & !(self.value[w] ^ o.value[w]);
+            c.value[w] = self.value[w] & c.care[w];
         }
+        c
     }
 
     /// Whether no assignment has both cubes' literals.
+    #[inline]
     pub fn clashes(&self, o: &Cube) -> bool {
-        self.empty
-            || o.empty
-            || (0..self.care.len())
-                .any(|w| self.care[w] & o.care[w] & (self.value[w] ^ o.value[w]) != 0)
+        let mut clash = 0;
+        for w in 0..CUBE_WORDS {
+            clash |= self.care[w] & o.care[w] & (self.value[w] ^ o.value[w]);
+        }
+        clash != 0 || self.empty || o.empty
     }
 }
 
@@ -525,6 +578,22 @@ mod tests {
         // The union keeps no literal of x: it may meet anything.
         assert!(!b.cube(either).clashes(&b.cube(nx)));
         assert!(b.cube(FALSE).clashes(&b.cube(TRUE)));
+    }
+
+    #[test]
+    fn truncating_forgets_what_came_after() {
+        let mut b = Bdd::new(8);
+        let x = b.var(0, true);
+        let keep = b.len();
+        let y = b.var(1, true);
+        let xy = b.and(x, y);
+        b.truncate(keep);
+        assert_eq!(b.len(), keep);
+        let z = b.var(2, true);
+        let xz = b.and(x, z);
+        assert_eq!(b.count(xz), 64.0);
+        assert!(xy >= keep as Set && z >= keep as Set);
+        assert_eq!(b.and(x, x), x);
     }
 
     #[test]

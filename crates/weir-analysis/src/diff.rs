@@ -1,9 +1,11 @@
 //! `weir diff`: every class of packets two rulesets decide differently.
 
 use crate::bdd::{Set, FALSE};
-use crate::flow::{forward, Flow, Model};
+use crate::flow::Model;
 use crate::lint::caveat;
+use crate::reach::Reach;
 use crate::report::RuleRef;
+use crate::space::Space;
 use crate::witness::Point;
 use crate::Analyser;
 use serde::Serialize;
@@ -41,13 +43,14 @@ pub fn diff(
     env: &Env,
     opts: &DiffOptions,
 ) -> Result<DiffResult, String> {
+    let budget = a.budget;
     let s = &mut a.space;
     let mo = Model::new(s, old, env);
     let mn = Model::new(s, new, env);
-    let fo = forward(s, &mo)?;
-    let fnew = forward(s, &mn)?;
-    let pass_old = s.bdd.any(fo.pass.iter().copied());
-    let pass_new = s.bdd.any(fnew.pass.iter().copied());
+    let ro = Reach::new(s, &mo, budget)?;
+    let rn = Reach::new(s, &mn, budget)?;
+    let pass_old = ro.passes(s, &mo)?;
+    let pass_new = rn.passes(s, &mn)?;
     let only_old = s.bdd.minus(pass_old, pass_new);
     let only_new = s.bdd.minus(pass_new, pass_old);
     let mut changed = s.bdd.or(only_old, only_new);
@@ -65,30 +68,19 @@ pub fn diff(
             let Some(news) = by_text.get(&(r.number, r.text.as_str())) else {
                 continue;
             };
-            let d = fo.decided(s, t);
-            for &u in news {
-                let e = fnew.decided(s, u);
-                let both = s.bdd.and(d, e);
-                same = s.bdd.or(same, both);
+            for v in [Verdict::Pass, Verdict::Drop] {
+                let d = ro.decides(s, &mo, t, v, s.universe, true)?.set;
+                for &u in news {
+                    let e = rn.decides(s, &mn, u, v, d, true)?.set;
+                    same = s.bdd.or(same, e);
+                }
             }
         }
         let other = s.bdd.minus(s.universe, same);
         changed = s.bdd.or(changed, other);
     }
-    let sides = |s: &mut crate::space::Space, f: &Flow| -> Vec<(usize, Verdict, Set)> {
-        let mut out = Vec::new();
-        for t in 0..f.pass.len() {
-            for (set, v) in [(f.pass[t], Verdict::Pass), (f.drop[t], Verdict::Drop)] {
-                let c = s.bdd.and(set, changed);
-                if c != FALSE {
-                    out.push((t, v, c));
-                }
-            }
-        }
-        out
-    };
-    let olds = sides(s, &fo);
-    let news = sides(s, &fnew);
+    let olds = sides(s, &mo, &ro, changed)?;
+    let news = sides(s, &mn, &rn, changed)?;
     let mut changes = Vec::new();
     for &(t, vo, so) in &olds {
         for &(u, vn, sn) in &news {
@@ -107,7 +99,7 @@ pub fn diff(
             }
         }
     }
-    let why = [caveat(&mo, &fo), caveat(&mn, &fnew)]
+    let why = [caveat(&mo, &ro), caveat(&mn, &rn)]
         .into_iter()
         .flatten()
         .collect::<Vec<_>>();
@@ -115,4 +107,28 @@ pub fn diff(
         changes,
         caveat: (!why.is_empty()).then(|| why.join("; ")),
     })
+}
+
+/// The rules that decide packets of `changed`, with the verdict and
+/// those packets.
+fn sides(
+    s: &mut Space,
+    m: &Model,
+    reach: &Reach,
+    changed: Set,
+) -> Result<Vec<(usize, Verdict, Set)>, String> {
+    let cube = s.bdd.cube(changed);
+    let mut out = Vec::new();
+    for t in 0..m.prog.rules.len() {
+        if m.cubes[t].clashes(&cube) {
+            continue;
+        }
+        for v in [Verdict::Pass, Verdict::Drop] {
+            let c = reach.decides(s, m, t, v, changed, true)?.set;
+            if c != FALSE {
+                out.push((t, v, c));
+            }
+        }
+    }
+    Ok(out)
 }

@@ -43,8 +43,10 @@ pub struct Model<'p> {
     /// When every rule either decides the packets it matches or lets
     /// every packet go on: what each does. Every walk is then the rules
     /// in order, and a rule gets what it matches less what earlier rules
-    /// decided ([`forward`] builds no set of all packets still walking).
+    /// decided (see `reach`).
     pub plain: Option<Vec<Plain>>,
+    /// Every rule's match is known exactly (no bounds, no `prob`).
+    pub exact: bool,
     /// Whole-ruleset reasons the analysis is not exact.
     pub notes: Vec<String>,
 }
@@ -61,11 +63,14 @@ impl<'p> Model<'p> {
         if prog.layer2 {
             notes.push("the layer-2 pass is not analysed".to_string());
         }
+        let exact =
+            bounds.iter().all(Bounds::is_exact) && prog.rules.iter().all(|r| r.prob.is_none());
         let mut m = Model {
             prog,
             bounds,
             cubes,
             plain: None,
+            exact,
             notes,
         };
         m.plain = (0..prog.rules.len()).map(|i| Plain::of(s, &m, i)).collect();
@@ -378,62 +383,25 @@ pub fn forward(s: &mut Space, m: &Model) -> Result<Flow, String> {
         states: vec![Vec::new(); n],
         calls: 0,
     };
-    match &m.plain {
-        Some(plain) => forward_plain(s, m, plain, &mut f)?,
-        None => walk(s, m, key(&[], 0), s.universe, None, None, &mut f)?,
-    }
+    walk(s, m, key(&[], 0), s.universe, None, None, &mut f)?;
     Ok(f)
 }
 
-/// [`forward`] on a plain ruleset, rule by rule: what a rule may match,
-/// less what earlier rules surely decided. The nearest earlier rules go
-/// first: in rulesets written most specific first they are the broad
-/// ones, and taking them first keeps the sets small.
-fn forward_plain(s: &mut Space, m: &Model, plain: &[Plain], f: &mut Flow) -> Result<(), String> {
-    for (i, p) in plain.iter().enumerate() {
-        let b = m.bounds[i];
-        let mut hit = s.bdd.and(b.hi, s.universe);
-        for j in (0..i).rev() {
-            if hit == FALSE {
-                break;
+/// The first rule that decides the packet `bits`, and its verdict.
+pub fn decider(
+    s: &mut Space,
+    m: &Model,
+    bits: &[bool],
+) -> Result<Option<(usize, Verdict)>, String> {
+    if let Some(plain) = &m.plain {
+        // The rules in order: the first that may match and decides.
+        return Ok(plain.iter().enumerate().find_map(|(j, p)| match *p {
+            Plain::Decides { verdict, .. } if s.bdd.contains(m.bounds[j].hi, bits) => {
+                Some((j, verdict))
             }
-            if let Plain::Decides { sure, .. } = plain[j] {
-                if sure != FALSE && !m.cubes[j].clashes(&m.cubes[i]) {
-                    hit = s.bdd.minus(hit, sure);
-                }
-            }
-        }
-        s.bdd.full().map_err(|_| too_large())?;
-        if hit == FALSE {
-            continue;
-        }
-        f.hit[i] = hit;
-        f.states[i].push((Vec::new(), hit));
-        if let Plain::Decides { verdict, sure } = *p {
-            if s.bdd.minus(hit, sure) != FALSE {
-                f.inexact[i] = b.why.or(Some("prob"));
-            }
-            match verdict {
-                Verdict::Pass => f.pass[i] = hit,
-                Verdict::Drop => f.drop[i] = hit,
-            }
-        } else {
-            let sure = if m.prog.rules[i].prob.is_some() {
-                FALSE
-            } else {
-                b.lo
-            };
-            if s.bdd.minus(hit, sure) != FALSE {
-                f.inexact[i] = b.why.or(Some("prob"));
-            }
-        }
+            _ => None,
+        }));
     }
-    Ok(())
-}
-
-/// The first rule that decides the packet `point` (a set of one), and
-/// its verdict.
-pub fn decider(s: &mut Space, m: &Model, point: Set) -> Result<Option<(usize, Verdict)>, String> {
     struct First(Option<(usize, Verdict)>);
     impl Sink for First {
         fn step(&mut self, _: &mut Space, _: &[u32], _: usize, st: &Step) -> bool {
@@ -441,6 +409,7 @@ pub fn decider(s: &mut Space, m: &Model, point: Set) -> Result<Option<(usize, Ve
             self.0.is_none()
         }
     }
+    let point = s.bdd.minterm(bits);
     let cube = s.bdd.cube(point);
     let mut first = First(None);
     walk(s, m, key(&[], 0), point, None, Some(&cube), &mut first)?;

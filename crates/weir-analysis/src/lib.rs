@@ -16,6 +16,7 @@ pub mod bdd;
 pub mod diff;
 pub mod flow;
 pub mod lint;
+mod reach;
 pub mod report;
 pub mod rules;
 pub mod search;
@@ -33,6 +34,9 @@ use weir_engine::Program;
 /// The space shared by the rulesets one command analyses.
 pub struct Analyser {
     pub space: space::Space,
+    /// Nodes a question about one rule of a plain ruleset may make before
+    /// packets are drawn to answer it (0: draw at once; tests use that).
+    pub budget: usize,
 }
 
 impl Analyser {
@@ -43,6 +47,7 @@ impl Analyser {
             .flat_map(|p| p.iface_patterns.iter().map(String::as_str));
         Analyser {
             space: space::Space::new(patterns),
+            budget: reach::BUDGET,
         }
     }
 

@@ -2,8 +2,9 @@
 //! themselves, rules whose removal changes no decision, and jumps that go
 //! nowhere useful.
 
-use crate::bdd::{Set, FALSE};
-use crate::flow::{backward, decider, forward, key, taken, Flow, Model, Plain, Verdicts};
+use crate::bdd::{Set, FALSE, TRUE};
+use crate::flow::{backward, decider, key, taken, Model, Plain, Verdicts};
+use crate::reach::{Hits, Reach};
 use crate::report::{Finding, Kind, RuleRef, Witness};
 use crate::space::Space;
 use crate::witness::Point;
@@ -12,21 +13,27 @@ use weir_engine::{Act, Env, Program, StateOp, TagChange};
 
 /// Findings on one ruleset, in rule order.
 pub fn lint(a: &mut Analyser, prog: &Program, env: &Env) -> Result<Vec<Finding>, String> {
+    let budget = a.budget;
     let s = &mut a.space;
     let m = Model::new(s, prog, env);
-    let flow = forward(s, &m)?;
-    let caveat = caveat(&m, &flow);
-    let mut verdicts: Option<Verdicts> = None;
+    let reach = Reach::new(s, &m, budget)?;
+    let caveat = caveat(&m, &reach);
+    let verdicts = backward(s, &m)?;
+    // What one rule's questions make is not needed for the next rule.
+    let kept = s.bdd.len();
     let mut out = Vec::new();
     let last = prog.rules.len() - 1;
     for i in 0..last {
+        if s.bdd.len() > kept + GARBAGE.max(kept) {
+            s.bdd.truncate(kept);
+        }
         let r = &prog.rules[i];
-        let b = m.bounds[i];
         if r.act == Act::CheckState {
             continue; // acts through states; its body never matches
         }
         let at = RuleRef::of(prog, i);
-        if !s.bdd.intersects(b.hi, s.universe) {
+        let mine = s.bdd.and(m.bounds[i].hi, s.universe);
+        if mine == FALSE {
             out.push(Finding::new(
                 Kind::NeverMatches,
                 at,
@@ -34,40 +41,35 @@ pub fn lint(a: &mut Analyser, prog: &Program, env: &Env) -> Result<Vec<Finding>,
             ));
             continue;
         }
-        if flow.hit[i] == FALSE {
-            out.push(unreachable(s, &m, i)?);
+        let plain = r.state_op == StateOp::None && !r.probe && r.tag == TagChange::default();
+        let decides = plain && matches!(r.act, Act::Accept | Act::Deny);
+        if decides && changes_a_decision(s, &m, &reach, &verdicts, i, mine)? {
             continue;
         }
-        let plain = r.state_op == StateOp::None && !r.probe && r.tag == TagChange::default();
-        if plain && matches!(r.act, Act::Accept | Act::Deny) {
-            if verdicts.is_none() {
-                verdicts = Some(backward(s, &m)?);
-            }
-            let v = verdicts.as_ref().expect("just made");
-            if let Some(f) = redundant(s, &m, &flow, v, i)? {
-                out.push(f);
-            }
+        let Some((stack, hit)) = first_hits(s, &m, &reach, i, mine)? else {
+            out.push(unreachable(s, &m, &reach, i)?);
+            continue;
+        };
+        if decides {
+            out.push(redundant(s, &m, i, &stack, hit, mine)?);
         } else if plain && r.act == Act::Count {
             let mut f = Finding::new(
                 Kind::CounterOnly,
                 at,
                 "a count rule: removing it changes no decision, only its counter".into(),
             );
-            f.witness = witness(s, &m, flow.hit[i])?;
+            f.witness = witness(s, &m, hit.set)?;
             out.push(f);
         } else if r.act == Act::Return {
-            let outside = flow.states[i]
-                .iter()
-                .find(|(stack, _)| stack.is_empty())
-                .map_or(FALSE, |x| x.1);
-            if outside != FALSE {
+            let outside = reach.hits(s, &m, i, &[], mine, false)?;
+            if outside.set != FALSE {
                 let mut f = Finding::new(
                     Kind::ReturnOutsideCall,
                     at,
                     "packets reach this return without a call: the walk goes on at the next rule"
                         .into(),
                 );
-                f.witness = witness(s, &m, outside)?;
+                f.witness = witness(s, &m, outside.set)?;
                 out.push(f);
             }
         }
@@ -81,15 +83,56 @@ pub fn lint(a: &mut Analyser, prog: &Program, env: &Env) -> Result<Vec<Finding>,
     Ok(out)
 }
 
+/// Whether some packet that reaches accept/deny rule `i` would get
+/// another verdict without it (a witness of that makes it needed).
+fn changes_a_decision(
+    s: &mut Space,
+    m: &Model,
+    reach: &Reach,
+    v: &Verdicts,
+    i: usize,
+    mine: Set,
+) -> Result<bool, String> {
+    let pass = m.prog.rules[i].act == Act::Accept;
+    for stack in reach.stacks(i) {
+        let next = key(&stack, i + 1);
+        let (lo, hi) = v.at.get(&next).copied().unwrap_or((FALSE, TRUE));
+        let other = if pass {
+            s.bdd.minus(mine, lo)
+        } else {
+            s.bdd.and(mine, hi)
+        };
+        if reach.hits(s, m, i, &stack, other, false)?.set != FALSE {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The first call stack with packets that reach rule `i` and match it.
+fn first_hits(
+    s: &mut Space,
+    m: &Model,
+    reach: &Reach,
+    i: usize,
+    mine: Set,
+) -> Result<Option<(Vec<u32>, Hits)>, String> {
+    for stack in reach.stacks(i) {
+        let h = reach.hits(s, m, i, &stack, mine, false)?;
+        if h.set != FALSE {
+            return Ok(Some((stack, h)));
+        }
+    }
+    Ok(None)
+}
+
 /// Why the walk is not exact, if it is not: notes and the first reasons.
-pub(crate) fn caveat(m: &Model, flow: &Flow) -> Option<String> {
+pub(crate) fn caveat(m: &Model, reach: &Reach) -> Option<String> {
     let mut why: Vec<String> = m.notes.clone();
-    for (i, w) in flow.inexact.iter().enumerate() {
-        if let Some(w) = w {
-            let s = format!("{w} (rule {})", m.prog.rules[i].number);
-            if why.len() < 4 && !why.iter().any(|x| x.starts_with(w)) {
-                why.push(s);
-            }
+    for (i, w) in reach.inexact(m) {
+        let s = format!("{w} (rule {})", m.prog.rules[i].number);
+        if why.len() < 4 && !why.iter().any(|x| x.starts_with(w)) {
+            why.push(s);
         }
     }
     (!why.is_empty()).then(|| format!("analysed conservatively: {}", why.join(", ")))
@@ -100,8 +143,7 @@ pub(crate) fn witness(s: &mut Space, m: &Model, set: Set) -> Result<Option<Witne
     let Some(p) = Point::pick(s, set) else {
         return Ok(None);
     };
-    let one = s.bdd.minterm(&p.bits);
-    let d = decider(s, m, one)?;
+    let d = decider(s, m, &p.bits)?;
     Ok(Some(Witness {
         packet: p,
         rule: d.map(|d| d.0),
@@ -110,6 +152,18 @@ pub(crate) fn witness(s: &mut Space, m: &Model, set: Set) -> Result<Option<Witne
         decided_by: None,
         decided_without_it_by: None,
     }))
+}
+
+/// A packet of `set`, every one of which rule `i` decides.
+fn witness_of_rule(s: &Space, m: &Model, set: Set, i: usize) -> Option<Witness> {
+    Point::pick(s, set).map(|p| Witness {
+        packet: p,
+        rule: Some(i),
+        verdict: m.prog.rules[i].act.verdict(),
+        without_rule: None,
+        decided_by: None,
+        decided_without_it_by: None,
+    })
 }
 
 /// "rule 5" or "rules 5, 7 and 2 more".
@@ -131,58 +185,51 @@ fn rule_list(prog: &Program, rules: &[usize], total: usize) -> String {
     )
 }
 
-fn unreachable(s: &mut Space, m: &Model, i: usize) -> Result<Finding, String> {
+fn unreachable(s: &mut Space, m: &Model, reach: &Reach, i: usize) -> Result<Finding, String> {
     let prog = m.prog;
     let mine = s.bdd.and(m.bounds[i].hi, s.universe);
-    // What each rule took, for good, of the packets this rule matches:
-    // disjoint sets that together hold them all.
-    let took = taken(s, m, key(&[], 0), mine, Some(i))?;
-    // Without jumps, an earlier rule that decides takes all it matches of
-    // them by itself; a minimal cover can use that.
-    let mut cands: Vec<(usize, Set, Set)> = Vec::new();
-    for (&j, &(t, _)) in &took {
-        let mut cover = t;
-        if let (true, Some(Plain::Decides { sure, .. })) = (j < i, m.plain.as_ref().map(|p| p[j])) {
-            let alone = s.bdd.and(mine, sure);
-            cover = s.bdd.or(cover, alone);
-        }
-        cands.push((j, cover, t));
-    }
     let verdict = prog.rules[i].act.verdict();
     let differs = |j: usize| prog.rules[j].act.verdict() != verdict || verdict.is_none();
-    // Greedy, as Batfish picks blocking lines: the largest blocker with a
-    // different action first, then whichever covers most of the rest.
-    let mut chosen: Vec<usize> = Vec::new();
-    let mut left = mine;
-    let first_differing = cands
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| differs(c.0))
-        .map(|(k, c)| (k, s.bdd.count(c.1)))
-        .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)));
-    if let Some((k, _)) = first_differing {
-        chosen.push(k);
-        left = s.bdd.minus(left, cands[k].1);
-    }
-    while left != FALSE {
-        let mut best: Option<(usize, f64)> = None;
-        for (k, c) in cands.iter().enumerate() {
-            if chosen.contains(&k) {
-                continue;
+    let cands: Vec<(usize, Set)> = match &m.plain {
+        // Alone before this rule, an earlier rule that decides takes all
+        // it surely matches of these packets.
+        Some(plain) => {
+            let mut c = Vec::new();
+            for j in (0..i).rev() {
+                if let Plain::Decides { sure, .. } = plain[j] {
+                    if sure != FALSE && !m.cubes[j].clashes(&m.cubes[i]) {
+                        c.push((j, sure));
+                    }
+                }
             }
-            let part = s.bdd.and(c.1, left);
-            if part == FALSE {
-                continue;
-            }
-            let n = s.bdd.count(part);
-            if best.is_none_or(|b| n > b.1) {
-                best = Some((k, n));
+            // The nearest that takes them all, when none differs, is
+            // the whole answer; else every part is weighed.
+            let alone = c
+                .iter()
+                .position(|&(_, sure)| s.bdd.subset(mine, sure))
+                .filter(|_| !c.iter().any(|x| differs(x.0)));
+            match alone {
+                Some(k) => vec![(c[k].0, mine)],
+                None => {
+                    let mut parts = Vec::new();
+                    for (j, sure) in c.into_iter().rev() {
+                        let part = s.bdd.and(mine, sure);
+                        if part != FALSE {
+                            parts.push((j, part));
+                        }
+                    }
+                    parts
+                }
             }
         }
-        let Some((k, _)) = best else { break };
-        chosen.push(k);
-        left = s.bdd.minus(left, cands[k].1);
-    }
+        // What each rule took, for good: disjoint sets that together
+        // hold them all.
+        None => taken(s, m, key(&[], 0), mine, Some(i))?
+            .into_iter()
+            .map(|(j, (t, _))| (j, t))
+            .collect(),
+    };
+    let chosen = greedy_cover(s, mine, &cands, differs);
     let any_differs = cands.iter().any(|c| differs(c.0));
     let rules: Vec<usize> = chosen.iter().map(|&k| cands[k].0).collect();
     let why = if any_differs {
@@ -204,54 +251,123 @@ fn unreachable(s: &mut Space, m: &Model, i: usize) -> Result<Finding, String> {
     f.blockers = shown.iter().map(|&j| RuleRef::of(prog, j)).collect();
     f.blockers_total = total;
     f.different_action = Some(any_differs);
-    // A packet the first blocker took itself (or, failing that, one it
-    // would take).
-    let from = chosen
-        .iter()
-        .map(|&k| cands[k].2)
-        .find(|&t| t != FALSE)
-        .unwrap_or(mine);
+    // A packet the first blocker takes itself, if it takes one.
+    let mut from = mine;
+    if let Some(&(j, part)) = chosen.first().map(|&k| &cands[k]) {
+        from = part;
+        if m.plain.is_some() {
+            let own = reach.hits(s, m, j, &[], part, false)?.set;
+            if own != FALSE {
+                from = own;
+            }
+        }
+    }
     f.witness = witness(s, m, from)?;
     Ok(f)
 }
 
+/// Indices of `cands` whose sets cover `target` (as far as they can),
+/// picked greedily as Batfish picks blocking lines: the largest one that
+/// `first` prefers, then whichever covers most of the rest.
+fn greedy_cover(
+    s: &mut Space,
+    target: Set,
+    cands: &[(usize, Set)],
+    first: impl Fn(usize) -> bool,
+) -> Vec<usize> {
+    let mut chosen: Vec<usize> = Vec::new();
+    let mut left = target;
+    let preferred = cands
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| first(c.0))
+        .map(|(k, c)| (k, s.bdd.count(c.1)))
+        .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)));
+    if let Some((k, _)) = preferred {
+        chosen.push(k);
+        left = s.bdd.minus(left, cands[k].1);
+    }
+    // One that covers the rest by itself is the largest: no need to count.
+    if let Some(k) =
+        (0..cands.len()).find(|&k| !chosen.contains(&k) && s.bdd.subset(left, cands[k].1))
+    {
+        if left != FALSE {
+            chosen.push(k);
+        }
+        return chosen;
+    }
+    while left != FALSE {
+        let mut best: Option<(usize, f64)> = None;
+        for (k, c) in cands.iter().enumerate() {
+            if chosen.contains(&k) {
+                continue;
+            }
+            let part = s.bdd.and(c.1, left);
+            if part == FALSE {
+                continue;
+            }
+            let n = s.bdd.count(part);
+            if best.is_none_or(|b| n > b.1) {
+                best = Some((k, n));
+            }
+        }
+        let Some((k, _)) = best else { break };
+        chosen.push(k);
+        left = s.bdd.minus(left, cands[k].1);
+    }
+    chosen
+}
+
+/// Nodes made for questions about single rules before they are dropped.
+const GARBAGE: usize = 1 << 21;
+
 /// Most rules a finding lists.
 const MAX_LISTED: usize = 8;
 
+/// Rule `i` reaches `hit` with `stack`, and no packet would get another
+/// verdict without it.
 fn redundant(
     s: &mut Space,
     m: &Model,
-    flow: &Flow,
-    v: &Verdicts,
     i: usize,
-) -> Result<Option<Finding>, String> {
+    stack: &[u32],
+    hit: Hits,
+    mine: Set,
+) -> Result<Finding, String> {
     let prog = m.prog;
-    let pass = prog.rules[i].act == Act::Accept;
-    for (stack, hit) in &flow.states[i] {
-        let next = key(stack, i + 1);
-        let (lo, hi) =
-            v.at.get(&next)
-                .copied()
-                .unwrap_or((FALSE, crate::bdd::TRUE));
-        let same = if pass {
-            s.bdd.subset(*hit, lo)
-        } else {
-            !s.bdd.intersects(*hit, hi)
-        };
-        if !same {
-            return Ok(None);
+    // Who decides its packets once it is gone, most packets first (of
+    // all it matches when only some of those that reach it are known).
+    let from = if hit.all { hit.set } else { mine };
+    let covering: Vec<(usize, Set)> = match &m.plain {
+        // Later rules with the same verdict that take them, chosen as
+        // blockers are.
+        Some(plain) => {
+            let verdict = prog.rules[i].act.verdict();
+            let cube = s.bdd.cube(from);
+            let mut cands = Vec::new();
+            for (j, p) in plain.iter().enumerate().skip(i + 1) {
+                if let Plain::Decides { verdict: v, sure } = *p {
+                    if Some(v) == verdict && !m.cubes[j].clashes(&cube) {
+                        let part = s.bdd.and(from, sure);
+                        if part != FALSE {
+                            cands.push((j, part));
+                        }
+                    }
+                }
+            }
+            let chosen = greedy_cover(s, from, &cands, |_| false);
+            chosen.into_iter().map(|k| cands[k]).collect()
         }
-    }
-    let Some((stack, hit)) = flow.states[i].first() else {
-        return Ok(None);
+        None => {
+            let after = taken(s, m, key(stack, i + 1), from, None)?;
+            let mut c: Vec<(usize, Set, f64)> = after
+                .iter()
+                .map(|(&t, &(set, _))| (t, set, s.bdd.count(set)))
+                .collect();
+            c.sort_by(|x, y| y.2.total_cmp(&x.2).then(x.0.cmp(&y.0)));
+            c.into_iter().map(|x| (x.0, x.1)).collect()
+        }
     };
-    // Who decides its packets once it is gone, most packets first.
-    let after = taken(s, m, key(stack, i + 1), *hit, None)?;
-    let mut covering: Vec<(usize, Set, f64)> = after
-        .iter()
-        .map(|(&t, &(set, _))| (t, set, s.bdd.count(set)))
-        .collect();
-    covering.sort_by(|x, y| y.2.total_cmp(&x.2).then(x.0.cmp(&y.0)));
     let total = covering.len();
     let shown: Vec<usize> = covering.iter().take(MAX_LISTED).map(|c| c.0).collect();
     let mut f = Finding::new(
@@ -265,11 +381,29 @@ fn redundant(
     );
     f.covered_by = shown.iter().map(|&t| RuleRef::of(prog, t)).collect();
     f.covered_by_total = total;
-    if let Some(c) = covering.first() {
-        f.witness = witness(s, m, c.1)?;
-        if let Some(w) = &mut f.witness {
-            w.without_rule = Some(c.0);
-        }
+    // A packet that reaches it, and who decides it once it is gone.
+    let p = match covering.first() {
+        Some(c) if hit.all => s.bdd.and(c.1, hit.set),
+        _ => hit.set,
+    };
+    // In an exact plain ruleset what reaches an accept or deny rule and
+    // matches it is decided there.
+    f.witness = if m.plain.is_some() && m.exact {
+        witness_of_rule(s, m, p, i)
+    } else {
+        witness(s, m, p)?
+    };
+    if let Some(w) = &mut f.witness {
+        w.without_rule = match &m.plain {
+            Some(plain) => (i + 1..plain.len()).find(|&j| match plain[j] {
+                Plain::Decides { sure, .. } => s.bdd.contains(sure, &w.packet.bits),
+                Plain::GoesOn => false,
+            }),
+            None => covering
+                .iter()
+                .find(|c| s.bdd.contains(c.1, &w.packet.bits))
+                .map(|c| c.0),
+        };
     }
-    Ok(Some(f))
+    Ok(f)
 }

@@ -2,8 +2,9 @@
 //! the proof that none exists.
 
 use crate::bdd::FALSE;
-use crate::flow::{forward, Model};
+use crate::flow::Model;
 use crate::lint::caveat;
+use crate::reach::Reach;
 use crate::report::Witness;
 use crate::rules::rule_bounds;
 use crate::witness::Point;
@@ -37,9 +38,10 @@ pub fn search(
     query: &Program,
     goal: &Goal,
 ) -> Result<SearchResult, String> {
+    let budget = a.budget;
     let s = &mut a.space;
     let m = Model::new(s, prog, env);
-    let flow = forward(s, &m)?;
+    let reach = Reach::new(s, &m, budget)?;
     let q = rule_bounds(s, query, env, &query.rules[0]);
     let mut found = None;
     'rules: for (t, r) in prog.rules.iter().enumerate() {
@@ -50,17 +52,17 @@ pub fn search(
         if goal.action.as_deref().is_some_and(|w| w != word) {
             continue;
         }
-        for (set, v) in [(flow.pass[t], Verdict::Pass), (flow.drop[t], Verdict::Drop)] {
+        for v in [Verdict::Pass, Verdict::Drop] {
             if goal.verdict.is_none_or(|g| g == v) {
-                let both = s.bdd.and(set, q.hi);
-                if both != FALSE {
-                    found = Some((t, v, both));
+                let both = reach.decides(s, &m, t, v, q.hi, false)?;
+                if both.set != FALSE {
+                    found = Some((t, v, both.set));
                     break 'rules;
                 }
             }
         }
     }
-    let mut why = caveat(&m, &flow);
+    let mut why = caveat(&m, &reach);
     if let Some(w) = q.why {
         why = Some(match why {
             Some(c) => format!("{c}, {w} (the match)"),
