@@ -1,7 +1,7 @@
 //! `weir diff`: every class of packets two rulesets decide differently.
 
 use crate::bdd::{Set, FALSE};
-use crate::flow::Model;
+use crate::flow::{key, taken, Model, Took};
 use crate::lint::caveat;
 use crate::reach::Reach;
 use crate::report::RuleRef;
@@ -53,7 +53,8 @@ pub fn diff(
     let pass_new = rn.passes(s, &mn)?;
     let only_old = s.bdd.minus(pass_old, pass_new);
     let only_new = s.bdd.minus(pass_new, pass_old);
-    let mut changed = s.bdd.or(only_old, only_new);
+    let changed = s.bdd.or(only_old, only_new);
+    let mut changed = s.bdd.and(changed, s.universe);
     if opts.rules {
         // Packets decided by the same rule (number and text) on both sides.
         let mut by_text: HashMap<(u16, &str), Vec<usize>> = HashMap::new();
@@ -79,8 +80,8 @@ pub fn diff(
         let other = s.bdd.minus(s.universe, same);
         changed = s.bdd.or(changed, other);
     }
-    let olds = sides(s, &mo, &ro, changed)?;
-    let news = sides(s, &mn, &rn, changed)?;
+    let olds = sides(s, &mo, changed)?;
+    let news = sides(s, &mn, changed)?;
     let mut changes = Vec::new();
     for &(t, vo, so) in &olds {
         for &(u, vn, sn) in &news {
@@ -110,25 +111,15 @@ pub fn diff(
 }
 
 /// The rules that decide packets of `changed`, with the verdict and
-/// those packets.
-fn sides(
-    s: &mut Space,
-    m: &Model,
-    reach: &Reach,
-    changed: Set,
-) -> Result<Vec<(usize, Verdict, Set)>, String> {
-    let cube = s.bdd.cube(changed);
-    let mut out = Vec::new();
-    for t in 0..m.prog.rules.len() {
-        if m.cubes[t].clashes(&cube) {
-            continue;
-        }
-        for v in [Verdict::Pass, Verdict::Drop] {
-            let c = reach.decides(s, m, t, v, changed, true)?.set;
-            if c != FALSE {
-                out.push((t, v, c));
-            }
-        }
-    }
-    Ok(out)
+/// those packets: the changed packets walked through the ruleset.
+fn sides(s: &mut Space, m: &Model, changed: Set) -> Result<Vec<(usize, Verdict, Set)>, String> {
+    let took = taken(s, m, key(&[], 0), changed, None)?;
+    Ok(took
+        .into_iter()
+        .filter_map(|((t, how), set)| match how {
+            Took::Pass => Some((t, Verdict::Pass, set)),
+            Took::Drop => Some((t, Verdict::Drop, set)),
+            Took::Past => None,
+        })
+        .collect())
 }

@@ -416,6 +416,27 @@ pub fn decider(
     Ok(first.0)
 }
 
+/// [`taken`] per rule, whatever the way.
+pub fn per_rule(s: &mut Space, took: BTreeMap<(usize, Took), Set>) -> Vec<(usize, Set)> {
+    let mut out: Vec<(usize, Set)> = Vec::new();
+    for ((rule, _), set) in took {
+        match out.last_mut() {
+            Some(last) if last.0 == rule => last.1 = s.bdd.or(last.1, set),
+            _ => out.push((rule, set)),
+        }
+    }
+    out
+}
+
+/// How a rule took packets from a walk for good.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Took {
+    Pass,
+    Drop,
+    /// Sent past the walk's stop.
+    Past,
+}
+
 /// What each rule took, for good, of `start` packets walked from `from`
 /// towards rule `stop` (decided, or sent past it), or to the end.
 pub fn taken(
@@ -424,26 +445,27 @@ pub fn taken(
     from: Key,
     start: Set,
     stop: Option<usize>,
-) -> Result<BTreeMap<usize, (Set, Option<Verdict>)>, String> {
-    struct Taken(BTreeMap<usize, (Set, Option<Verdict>)>);
+) -> Result<BTreeMap<(usize, Took), Set>, String> {
+    struct Taken(BTreeMap<(usize, Took), Set>);
     impl Taken {
-        fn add(&mut self, s: &mut Space, rule: usize, set: Set, v: Option<Verdict>) {
-            let e = self.0.entry(rule).or_insert((FALSE, v));
-            e.0 = s.bdd.or(e.0, set);
-            if e.1 != v {
-                e.1 = None;
-            }
+        fn add(&mut self, s: &mut Space, rule: usize, how: Took, set: Set) {
+            let e = self.0.entry((rule, how)).or_insert(FALSE);
+            *e = s.bdd.or(*e, set);
         }
     }
     impl Sink for Taken {
         fn step(&mut self, s: &mut Space, _: &[u32], _: usize, st: &Step) -> bool {
             for &(t, v, set) in &st.decided {
-                self.add(s, t, set, Some(v));
+                let how = match v {
+                    Verdict::Pass => Took::Pass,
+                    Verdict::Drop => Took::Drop,
+                };
+                self.add(s, t, how, set);
             }
             true
         }
         fn cut(&mut self, s: &mut Space, from: usize, set: Set) {
-            self.add(s, from, set, None);
+            self.add(s, from, Took::Past, set);
         }
     }
     let cube = s.bdd.cube(start);

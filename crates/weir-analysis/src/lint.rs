@@ -3,7 +3,7 @@
 //! nowhere useful.
 
 use crate::bdd::{Set, FALSE, TRUE};
-use crate::flow::{backward, decider, key, taken, Model, Plain, Verdicts};
+use crate::flow::{backward, decider, key, per_rule, taken, Model, Plain, Verdicts};
 use crate::reach::{Hits, Reach};
 use crate::report::{Finding, Kind, RuleRef, Witness};
 use crate::space::Space;
@@ -224,10 +224,10 @@ fn unreachable(s: &mut Space, m: &Model, reach: &Reach, i: usize) -> Result<Find
         }
         // What each rule took, for good: disjoint sets that together
         // hold them all.
-        None => taken(s, m, key(&[], 0), mine, Some(i))?
-            .into_iter()
-            .map(|(j, (t, _))| (j, t))
-            .collect(),
+        None => {
+            let took = taken(s, m, key(&[], 0), mine, Some(i))?;
+            per_rule(s, took)
+        }
     };
     let chosen = greedy_cover(s, mine, &cands, differs);
     let any_differs = cands.iter().any(|c| differs(c.0));
@@ -360,9 +360,10 @@ fn redundant(
         }
         None => {
             let after = taken(s, m, key(stack, i + 1), from, None)?;
+            let after = per_rule(s, after);
             let mut c: Vec<(usize, Set, f64)> = after
-                .iter()
-                .map(|(&t, &(set, _))| (t, set, s.bdd.count(set)))
+                .into_iter()
+                .map(|(t, set)| (t, set, s.bdd.count(set)))
                 .collect();
             c.sort_by(|x, y| y.2.total_cmp(&x.2).then(x.0.cmp(&y.0)));
             c.into_iter().map(|x| (x.0, x.1)).collect()
