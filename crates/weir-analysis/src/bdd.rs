@@ -499,6 +499,17 @@ impl Cube {
         }
     }
 
+    /// The cube of one assignment.
+    pub fn point(bits: &[bool]) -> Cube {
+        assert!(bits.len() <= CUBE_WORDS * 64, "cubes hold 512 variables");
+        let mut c = Cube::free();
+        for (v, &b) in bits.iter().enumerate() {
+            c.care[v / 64] |= 1 << (v % 64);
+            c.value[v / 64] |= u64::from(b) << (v % 64);
+        }
+        c
+    }
+
     fn with(mut self, var: u16, bit: bool) -> Cube {
         let (w, b) = (usize::from(var / 64), var % 64);
         self.care[w] |= 1 << b;

@@ -395,8 +395,11 @@ pub fn decider(
 ) -> Result<Option<(usize, Verdict)>, String> {
     if let Some(plain) = &m.plain {
         // The rules in order: the first that may match and decides.
+        let here = Cube::point(bits);
         return Ok(plain.iter().enumerate().find_map(|(j, p)| match *p {
-            Plain::Decides { verdict, .. } if s.bdd.contains(m.bounds[j].hi, bits) => {
+            Plain::Decides { verdict, .. }
+                if !m.cubes[j].clashes(&here) && s.bdd.contains(m.bounds[j].hi, bits) =>
+            {
                 Some((j, verdict))
             }
             _ => None,

@@ -338,25 +338,40 @@ fn redundant(
     // Who decides its packets once it is gone, most packets first (of
     // all it matches when only some of those that reach it are known).
     let from = if hit.all { hit.set } else { mine };
+    let cube = s.bdd.cube(from);
     let covering: Vec<(usize, Set)> = match &m.plain {
         // Later rules with the same verdict that take them, chosen as
         // blockers are.
         Some(plain) => {
             let verdict = prog.rules[i].act.verdict();
-            let cube = s.bdd.cube(from);
             let mut cands = Vec::new();
+            let mut alone = None;
             for (j, p) in plain.iter().enumerate().skip(i + 1) {
                 if let Plain::Decides { verdict: v, sure } = *p {
                     if Some(v) == verdict && !m.cubes[j].clashes(&cube) {
-                        let part = s.bdd.and(from, sure);
-                        if part != FALSE {
-                            cands.push((j, part));
+                        // The first that takes them all is the answer.
+                        if s.bdd.subset(from, sure) {
+                            alone = Some(j);
+                            break;
                         }
+                        cands.push((j, sure));
                     }
                 }
             }
-            let chosen = greedy_cover(s, from, &cands, |_| false);
-            chosen.into_iter().map(|k| cands[k]).collect()
+            match alone {
+                Some(j) => vec![(j, from)],
+                None => {
+                    let mut parts = Vec::new();
+                    for (j, sure) in cands {
+                        let part = s.bdd.and(from, sure);
+                        if part != FALSE {
+                            parts.push((j, part));
+                        }
+                    }
+                    let chosen = greedy_cover(s, from, &parts, |_| false);
+                    chosen.into_iter().map(|k| parts[k]).collect()
+                }
+            }
         }
         None => {
             let after = taken(s, m, key(stack, i + 1), from, None)?;
@@ -397,7 +412,8 @@ fn redundant(
     if let Some(w) = &mut f.witness {
         w.without_rule = match &m.plain {
             Some(plain) => (i + 1..plain.len()).find(|&j| match plain[j] {
-                Plain::Decides { sure, .. } => s.bdd.contains(sure, &w.packet.bits),
+                Plain::Decides { .. } if m.cubes[j].clashes(&cube) => false,
+                Plain::Decides { .. } => s.bdd.contains(m.bounds[j].hi, &w.packet.bits),
                 Plain::GoesOn => false,
             }),
             None => covering
