@@ -2,7 +2,7 @@
 //! themselves, rules whose removal changes no decision, and jumps that go
 //! nowhere useful.
 
-use crate::bdd::{Set, FALSE, TRUE};
+use crate::bdd::{Cube, Set, FALSE, TRUE};
 use crate::flow::{backward, decider, key, per_rule, taken, Model, Plain, Verdicts};
 use crate::reach::{Hits, Reach};
 use crate::report::{Finding, Kind, RuleRef, Witness};
@@ -318,6 +318,22 @@ fn greedy_cover(
     chosen
 }
 
+/// The first rule after `i` of a plain ruleset that may decide the
+/// packet `bits` of a set whose cube is `cube`.
+fn first_later(
+    s: &Space,
+    m: &Model,
+    plain: &[Plain],
+    i: usize,
+    cube: &Cube,
+    bits: &[bool],
+) -> Option<usize> {
+    (i + 1..plain.len()).find(|&j| match plain[j] {
+        Plain::Decides { .. } => !m.cubes[j].clashes(cube) && s.bdd.contains(m.bounds[j].hi, bits),
+        Plain::GoesOn => false,
+    })
+}
+
 /// Nodes made for questions about single rules before they are dropped.
 const GARBAGE: usize = 1 << 21;
 
@@ -345,8 +361,18 @@ fn redundant(
         Some(plain) => {
             let verdict = prog.rules[i].act.verdict();
             let mut cands = Vec::new();
-            let mut alone = None;
-            for (j, p) in plain.iter().enumerate().skip(i + 1) {
+            // The rule that decides one of them in its place often takes
+            // them all.
+            let mut alone = Point::pick(s, hit.set)
+                .and_then(|p| first_later(s, m, plain, i, &cube, &p.bits))
+                .filter(|&j| match plain[j] {
+                    Plain::Decides { verdict: v, sure } => {
+                        Some(v) == verdict && s.bdd.subset(from, sure)
+                    }
+                    Plain::GoesOn => false,
+                });
+            let rest = if alone.is_some() { plain.len() } else { i + 1 };
+            for (j, p) in plain.iter().enumerate().skip(rest) {
                 if let Plain::Decides { verdict: v, sure } = *p {
                     if Some(v) == verdict && !m.cubes[j].clashes(&cube) {
                         // The first that takes them all is the answer.
@@ -411,11 +437,7 @@ fn redundant(
     };
     if let Some(w) = &mut f.witness {
         w.without_rule = match &m.plain {
-            Some(plain) => (i + 1..plain.len()).find(|&j| match plain[j] {
-                Plain::Decides { .. } if m.cubes[j].clashes(&cube) => false,
-                Plain::Decides { .. } => s.bdd.contains(m.bounds[j].hi, &w.packet.bits),
-                Plain::GoesOn => false,
-            }),
+            Some(plain) => first_later(s, m, plain, i, &cube, &w.packet.bits),
             None => covering
                 .iter()
                 .find(|c| s.bdd.contains(c.1, &w.packet.bits))

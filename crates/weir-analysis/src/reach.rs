@@ -13,7 +13,7 @@
 //! rule: one that none decides is the answer. Only if all draws fail does
 //! the exact difference go on.
 
-use crate::bdd::{Set, FALSE, TRUE};
+use crate::bdd::{Cube, Set, FALSE, TRUE};
 use crate::flow::{backward, forward, key, Flow, Model, Plain};
 use crate::space::Space;
 use weir_engine::Verdict;
@@ -21,7 +21,9 @@ use weir_engine::Verdict;
 /// New nodes an answer may make before packets are drawn instead.
 pub const BUDGET: usize = 4_000;
 /// Packets drawn before the exact difference goes on.
-const DRAWS: usize = 32;
+const DRAWS: usize = 8;
+/// Differences taken before packets are drawn instead.
+const STEPS: usize = 64;
 
 pub(crate) enum Reach {
     Walked(Flow),
@@ -174,16 +176,20 @@ fn uncovered(
     let mut drawn = budget.is_none();
     let budget = budget.unwrap_or(usize::MAX);
     let mut left = x;
+    let mut steps = 0;
     for j in (0..i).rev() {
         if left == FALSE {
             break;
         }
         if let Some(sure) = takes(j) {
             left = s.bdd.minus(left, sure);
+            steps += 1;
         }
-        if !drawn && s.bdd.len() - made >= budget {
+        if !drawn && (s.bdd.len() - made >= budget || steps >= STEPS) {
             drawn = true;
-            let earlier: Vec<Set> = (0..j).filter_map(takes).collect();
+            let earlier: Vec<(&Cube, Set)> = (0..j)
+                .filter_map(|k| takes(k).map(|e| (&m.cubes[k], e)))
+                .collect();
             if let Some(p) = draw(s, left, &earlier) {
                 return Ok(Hits { set: p, all: false });
             }
@@ -198,11 +204,15 @@ fn uncovered(
 
 /// A packet of `left` in none of `earlier`, drawn a few times with a
 /// fixed seed (the same ruleset gives the same witness).
-fn draw(s: &mut Space, left: Set, earlier: &[Set]) -> Option<Set> {
+fn draw(s: &mut Space, left: Set, earlier: &[(&Cube, Set)]) -> Option<Set> {
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     for _ in 0..DRAWS {
         let bits = s.bdd.draw(left, &mut seed)?;
-        if !earlier.iter().any(|&e| s.bdd.contains(e, &bits)) {
+        let here = Cube::point(&bits);
+        let taken = earlier
+            .iter()
+            .any(|&(c, e)| !c.clashes(&here) && s.bdd.contains(e, &bits));
+        if !taken {
             return Some(s.bdd.minterm(&bits));
         }
     }
