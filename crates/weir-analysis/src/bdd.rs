@@ -8,7 +8,8 @@
 //! step copies the large set (quadratic over a ruleset); `oxidd` shares
 //! nodes but brings a manager and threading model far larger than the few
 //! operations needed here (and, or, and-not, if-then-else, one satisfying
-//! path). `benches/bdd.rs` measures the step both ways.
+//! path). Neither was measured against this table: the analysis's cost
+//! turned out to be which sets it builds, not the table (BENCHMARKS.md).
 //!
 //! Node 0 is false, node 1 is true. A node tests variable `var` (smaller
 //! numbers nearer the root) and goes to `lo` when it is 0, `hi` when 1.
