@@ -126,6 +126,34 @@ fn first_hits(
     Ok(None)
 }
 
+/// Notes for the rules a replayed trace never matched (`unmatched`, rule
+/// indices), kept apart from those no packet can match: a rule with an
+/// unreachable or never-matches finding gets none, nor the default rule.
+pub fn unmatched_in_trace(
+    prog: &Program,
+    findings: &[Finding],
+    unmatched: impl IntoIterator<Item = usize>,
+    trace: &str,
+) -> Vec<Finding> {
+    let last = prog.rules.len() - 1;
+    unmatched
+        .into_iter()
+        .filter(|&i| i < last)
+        .filter(|&i| {
+            !findings.iter().any(|f| {
+                f.rule.index == i && matches!(f.kind, Kind::Unreachable | Kind::NeverMatches)
+            })
+        })
+        .map(|i| {
+            Finding::new(
+                Kind::UnmatchedInTrace,
+                RuleRef::of(prog, i),
+                format!("no packet of {trace} matched it (packets can)"),
+            )
+        })
+        .collect()
+}
+
 /// Why the walk is not exact, if it is not: notes and the first reasons.
 pub(crate) fn caveat(m: &Model, reach: &Reach) -> Option<String> {
     let mut why: Vec<String> = m.notes.clone();

@@ -14,6 +14,8 @@ pub enum Kind {
     Redundant,
     CounterOnly,
     ReturnOutsideCall,
+    /// Packets can match it, but none of a replayed trace did.
+    UnmatchedInTrace,
 }
 
 impl Kind {
@@ -24,6 +26,7 @@ impl Kind {
             Kind::Redundant => "redundant",
             Kind::CounterOnly => "counter-only",
             Kind::ReturnOutsideCall => "return-outside-call",
+            Kind::UnmatchedInTrace => "unmatched-in-trace",
         }
     }
 
@@ -31,7 +34,7 @@ impl Kind {
     pub fn level(self) -> &'static str {
         match self {
             Kind::Unreachable | Kind::NeverMatches | Kind::Redundant => "warning",
-            Kind::CounterOnly | Kind::ReturnOutsideCall => "note",
+            Kind::CounterOnly | Kind::ReturnOutsideCall | Kind::UnmatchedInTrace => "note",
         }
     }
 }
@@ -224,6 +227,7 @@ pub fn sarif(uri: &str, findings: &[Finding]) -> serde_json::Value {
         Kind::Redundant,
         Kind::CounterOnly,
         Kind::ReturnOutsideCall,
+        Kind::UnmatchedInTrace,
     ];
     let results: Vec<_> = findings
         .iter()

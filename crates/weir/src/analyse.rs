@@ -38,6 +38,11 @@ pub struct LintArgs {
     pub format: Format,
     #[arg(long)]
     pub json: bool,
+    /// Also replay this capture through the rules: rules none of its
+    /// packets matched get an `unmatched-in-trace` note, apart from rules
+    /// no packet can match.
+    #[arg(short = 'r', value_name = "TRACE")]
+    pub read: Option<PathBuf>,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -94,9 +99,21 @@ fn runtime(e: String) -> Failure {
 pub fn lint(args: &LintArgs) -> Result<bool, Failure> {
     let names = Names::system();
     let engine = build_engine(&args.rules, &args.engine, &names)?;
-    let mut a = Analyser::new(&[&engine.program()]);
-    let findings =
-        weir_analysis::lint(&mut a, &engine.program(), &engine.env()).map_err(runtime)?;
+    let mut a = Analyser::new(&[engine.program()]);
+    let mut findings =
+        weir_analysis::lint(&mut a, engine.program(), engine.env()).map_err(runtime)?;
+    if let Some(trace) = &args.read {
+        let mut replayed = build_engine(&args.rules, &args.engine, &names)?;
+        replay_all(&mut replayed, trace, &args.engine)?;
+        let notes = weir_analysis::lint::unmatched_in_trace(
+            engine.program(),
+            &findings,
+            replayed.unmatched_rules(),
+            &trace.display().to_string(),
+        );
+        findings.extend(notes);
+        findings.sort_by_key(|f| f.rule.index);
+    }
     let file = args.rules.display().to_string();
     let format = if args.json { Format::Json } else { args.format };
     let text = match format {
@@ -106,6 +123,23 @@ pub fn lint(args: &LintArgs) -> Result<bool, Failure> {
     };
     outputs::print(&text)?;
     Ok(!findings.is_empty())
+}
+
+/// Every packet of `trace` through `engine` (its counters are the point).
+fn replay_all(engine: &mut Engine, trace: &Path, args: &EngineArgs) -> Result<(), Failure> {
+    use crate::replay::{capture_failure, interface_names, place};
+    let mut reader = weir_io::open_capture(trace).map_err(|e| capture_failure(trace, e))?;
+    let default_dir = crate::setup::default_direction(args.dir, &args.me);
+    while let Some((frame, ifaces)) = reader
+        .next_with_interfaces()
+        .map_err(|e| capture_failure(trace, e))?
+    {
+        engine.set_interfaces(&interface_names(ifaces, args.iface.as_deref()));
+        let mut p = weir_wire::decode(frame.link_type, frame.data, frame.orig_len);
+        place(&mut p, &frame, &default_dir);
+        engine.decide(&p);
+    }
+    Ok(())
 }
 
 fn json_line(v: &serde_json::Value) -> String {
@@ -135,8 +169,8 @@ pub fn search(args: &SearchArgs) -> Result<bool, Failure> {
     let query = weir_engine::load(&text, &names, &opts)
         .map_err(|errors| crate::setup::rules_failure("MATCH", &text, &errors))?;
     let goal = goal(args)?;
-    let mut a = Analyser::new(&[&engine.program(), &query]);
-    let found_it = weir_analysis::search(&mut a, &engine.program(), &engine.env(), &query, &goal)
+    let mut a = Analyser::new(&[engine.program(), &query]);
+    let found_it = weir_analysis::search(&mut a, engine.program(), engine.env(), &query, &goal)
         .map_err(runtime)?;
     let out = if args.json {
         json_line(&serde_json::json!({
@@ -184,9 +218,9 @@ pub fn diff(args: &DiffArgs) -> Result<bool, Failure> {
     let names = Names::system();
     let old = build_engine(&args.old, &args.engine, &names)?;
     let new: Engine = build_engine(&args.new, &args.engine, &names)?;
-    let mut a = Analyser::new(&[&old.program(), &new.program()]);
+    let mut a = Analyser::new(&[old.program(), new.program()]);
     let opts = DiffOptions { rules: args.rules };
-    let d = weir_analysis::diff(&mut a, &old.program(), &new.program(), &old.env(), &opts)
+    let d = weir_analysis::diff(&mut a, old.program(), new.program(), old.env(), &opts)
         .map_err(runtime)?;
     let out = if args.json {
         json_line(&serde_json::json!({ "changes": d.changes, "caveat": d.caveat }))

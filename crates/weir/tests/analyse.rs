@@ -192,3 +192,39 @@ fn diff_finds_what_an_edit_changes_and_its_witnesses_replay() {
         stdout(&ex)
     );
 }
+
+#[test]
+fn lint_with_a_trace_keeps_unmatched_rules_apart_from_unreachable_ones() {
+    let rules = repo("rules/shadowed.rules");
+    let r = rules.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("trace.pcapng");
+    // A one-packet trace: the witness rule 100 decides.
+    let out = weir([
+        "search",
+        r,
+        "tcp from any to 192.0.2.10 22 setup",
+        "-w",
+        w.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let (code, f, _) = findings("rules/shadowed.rules", &["-r", w.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    let unmatched: Vec<u64> = f
+        .iter()
+        .filter(|(k, _)| k == "unmatched-in-trace")
+        .map(|x| x.1)
+        .collect();
+    // 200 and 400 can match but did not; 300 can never match and keeps
+    // its unreachable finding alone; 100 matched the packet.
+    assert_eq!(unmatched, [200, 400], "{f:?}");
+    assert!(has(&f, "unreachable", 300), "{f:?}");
+    let text = stdout(&weir(["lint", r, "-r", w.to_str().unwrap()]));
+    assert!(
+        text.contains(&format!(
+            "{r}:6:1: note[unmatched-in-trace]: rule 400: no packet of {} matched it (packets can)",
+            w.display()
+        )),
+        "{text}"
+    );
+}
