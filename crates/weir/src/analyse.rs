@@ -7,11 +7,12 @@ use crate::cli::EngineArgs;
 use crate::setup::{build_engine, load_tables};
 use crate::{outputs, Failure};
 use clap::{Args, ValueEnum};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use weir_analysis::report::{self, describe, verdict_word};
 use weir_analysis::{Analyser, DiffOptions, Goal, Point};
 use weir_engine::{CompileOptions, Engine, Verdict};
-use weir_io::{Interface, PcapngWriter};
+use weir_io::{CaptureWriter, Interface, PcapngWriter};
 use weir_rules::Names;
 use weir_wire::LinkType;
 
@@ -83,9 +84,15 @@ pub struct DiffArgs {
     /// Also packets with the same verdict whose deciding rule changed.
     #[arg(long)]
     pub rules: bool,
-    /// Write one witness packet per difference as pcapng.
+    /// Write one witness packet per difference as pcapng; with -r, the
+    /// trace's packets whose decision changed (in the trace's format).
     #[arg(short = 'w', value_name = "FILE")]
     pub write: Option<PathBuf>,
+    /// Also replay this capture through both rulesets: its packets whose
+    /// verdict (with --rules: deciding rule) changed, counted by (old
+    /// rule, new rule).
+    #[arg(short = 'r', value_name = "TRACE")]
+    pub read: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -216,14 +223,27 @@ fn goal(args: &SearchArgs) -> Result<Goal, Failure> {
 
 pub fn diff(args: &DiffArgs) -> Result<bool, Failure> {
     let names = Names::system();
-    let old = build_engine(&args.old, &args.engine, &names)?;
-    let new: Engine = build_engine(&args.new, &args.engine, &names)?;
+    let mut old = build_engine(&args.old, &args.engine, &names)?;
+    let mut new: Engine = build_engine(&args.new, &args.engine, &names)?;
     let mut a = Analyser::new(&[old.program(), new.program()]);
     let opts = DiffOptions { rules: args.rules };
     let d = weir_analysis::diff(&mut a, old.program(), new.program(), old.env(), &opts)
         .map_err(runtime)?;
+    let trace = match &args.read {
+        Some(t) => Some(replay_diff(args, t, &mut old, &mut new)?),
+        None => None,
+    };
+    let pairs: Vec<serde_json::Value> = trace
+        .iter()
+        .flatten()
+        .map(|((o, n), k)| serde_json::json!({ "old": o, "new": n, "packets": k }))
+        .collect();
     let out = if args.json {
-        json_line(&serde_json::json!({ "changes": d.changes, "caveat": d.caveat }))
+        let mut v = serde_json::json!({ "changes": d.changes, "caveat": d.caveat });
+        if trace.is_some() {
+            v["trace"] = serde_json::Value::Array(pairs);
+        }
+        json_line(&v)
     } else {
         let (o, n) = (args.old.display(), args.new.display());
         let mut s = String::new();
@@ -242,13 +262,70 @@ pub fn diff(args: &DiffArgs) -> Result<bool, Failure> {
         if let Some(c) = &d.caveat {
             s += &format!("note: {c}\n");
         }
+        for ((o, n), k) in trace.iter().flatten() {
+            s += &format!("trace: {k} packets: rule {o} -> rule {n}\n");
+        }
         s
     };
-    if let Some(path) = &args.write {
+    if let (Some(path), None) = (&args.write, &args.read) {
         write_witnesses(path, &a, d.changes.iter().map(|c| &c.witness))?;
     }
     outputs::print(&out)?;
-    Ok(!d.changes.is_empty())
+    Ok(!d.changes.is_empty() || trace.is_some_and(|t| !t.is_empty()))
+}
+
+/// The trace's packets decided differently by `old` and `new`, counted by
+/// (old rule, new rule) number; written to `-w` as they come.
+fn replay_diff(
+    args: &DiffArgs,
+    trace: &Path,
+    old: &mut Engine,
+    new: &mut Engine,
+) -> Result<BTreeMap<(u16, u16), u64>, Failure> {
+    use crate::replay::{capture_failure, interface_names, place};
+    let mut reader = weir_io::open_capture(trace).map_err(|e| capture_failure(trace, e))?;
+    let format = reader.format();
+    let mut out = match &args.write {
+        Some(p) => {
+            Some(outputs::open(p)?.map(|w| CaptureWriter::mirror(w, format, reader.interfaces()))?)
+        }
+        None => None,
+    };
+    let default_dir = crate::setup::default_direction(args.engine.dir, &args.engine.me);
+    let mut counts = BTreeMap::new();
+    while let Some((frame, ifaces)) = reader
+        .next_with_interfaces()
+        .map_err(|e| capture_failure(trace, e))?
+    {
+        let names = interface_names(ifaces, args.engine.iface.as_deref());
+        old.set_interfaces(&names);
+        new.set_interfaces(&names);
+        let mut p = weir_wire::decode(frame.link_type, frame.data, frame.orig_len);
+        place(&mut p, &frame, &default_dir);
+        let (x, y) = (old.decide(&p), new.decide(&p));
+        let rule = |e: &Engine, r: Option<usize>| {
+            r.map(|i| {
+                (
+                    e.program().rules[i].number,
+                    e.program().rules[i].text.clone(),
+                )
+            })
+        };
+        let (ro, rn) = (rule(old, x.rule), rule(new, y.rule));
+        if x.verdict != y.verdict || (args.rules && ro != rn) {
+            let number = |r: Option<(u16, String)>| r.map_or(0, |r| r.0);
+            *counts.entry((number(ro), number(rn))).or_insert(0) += 1;
+            if let Some(o) = &mut out {
+                o.w.write(&frame, ifaces, None).map_err(|e| o.fail(e))?;
+            }
+        }
+    }
+    if let Some(mut o) = out {
+        let done = o.w.finish_interfaces(reader.interfaces());
+        done.and_then(|()| o.w.flush()).map_err(|e| o.fail(e))?;
+        o.commit()?;
+    }
+    Ok(counts)
 }
 
 /// Witnesses as pcapng: one named interface per interface class, the
