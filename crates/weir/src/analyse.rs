@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use weir_analysis::report::{self, describe, verdict_word};
 use weir_analysis::{Analyser, DiffOptions, Goal, Point};
 use weir_engine::{CompileOptions, Engine, Verdict};
-use weir_io::{CaptureWriter, Interface, PcapngWriter};
+use weir_io::{CaptureWriter, Frame, Interface, PcapngWriter};
 use weir_rules::Names;
-use weir_wire::LinkType;
+use weir_wire::{LinkType, Packet};
 
 const EXIT_CODES: &str = "Exit status: 0 nothing found, 1 findings, 2 usage or rule-file errors.";
 
@@ -132,21 +132,42 @@ pub fn lint(args: &LintArgs) -> Result<bool, Failure> {
     Ok(!findings.is_empty())
 }
 
-/// Every packet of `trace` through `engine` (its counters are the point).
-fn replay_all(engine: &mut Engine, trace: &Path, args: &EngineArgs) -> Result<(), Failure> {
+type Reader = weir_io::CaptureReader<Box<dyn std::io::Read + Send>>;
+
+/// Every packet of a capture, decoded and placed as a replay places it,
+/// handed to `each` with its frame, the interfaces so far and their names.
+fn each_packet(
+    reader: &mut Reader,
+    trace: &Path,
+    args: &EngineArgs,
+    mut each: impl FnMut(&Frame<'_>, &[Interface], &[Option<&str>], &Packet) -> Result<(), Failure>,
+) -> Result<(), Failure> {
     use crate::replay::{capture_failure, interface_names, place};
-    let mut reader = weir_io::open_capture(trace).map_err(|e| capture_failure(trace, e))?;
     let default_dir = crate::setup::default_direction(args.dir, &args.me);
     while let Some((frame, ifaces)) = reader
         .next_with_interfaces()
         .map_err(|e| capture_failure(trace, e))?
     {
-        engine.set_interfaces(&interface_names(ifaces, args.iface.as_deref()));
+        let names = interface_names(ifaces, args.iface.as_deref());
         let mut p = weir_wire::decode(frame.link_type, frame.data, frame.orig_len);
         place(&mut p, &frame, &default_dir);
-        engine.decide(&p);
+        each(&frame, ifaces, &names, &p)?;
     }
     Ok(())
+}
+
+fn open_trace(trace: &Path) -> Result<Reader, Failure> {
+    weir_io::open_capture(trace).map_err(|e| crate::replay::capture_failure(trace, e))
+}
+
+/// Every packet of `trace` through `engine` (its counters are the point).
+fn replay_all(engine: &mut Engine, trace: &Path, args: &EngineArgs) -> Result<(), Failure> {
+    let mut reader = open_trace(trace)?;
+    each_packet(&mut reader, trace, args, |_, _, names, p| {
+        engine.set_interfaces(names);
+        engine.decide(p);
+        Ok(())
+    })
 }
 
 fn json_line(v: &serde_json::Value) -> String {
@@ -282,8 +303,7 @@ fn replay_diff(
     old: &mut Engine,
     new: &mut Engine,
 ) -> Result<BTreeMap<(u16, u16), u64>, Failure> {
-    use crate::replay::{capture_failure, interface_names, place};
-    let mut reader = weir_io::open_capture(trace).map_err(|e| capture_failure(trace, e))?;
+    let mut reader = open_trace(trace)?;
     let format = reader.format();
     let mut out = match &args.write {
         Some(p) => {
@@ -291,35 +311,34 @@ fn replay_diff(
         }
         None => None,
     };
-    let default_dir = crate::setup::default_direction(args.engine.dir, &args.engine.me);
     let mut counts = BTreeMap::new();
-    while let Some((frame, ifaces)) = reader
-        .next_with_interfaces()
-        .map_err(|e| capture_failure(trace, e))?
-    {
-        let names = interface_names(ifaces, args.engine.iface.as_deref());
-        old.set_interfaces(&names);
-        new.set_interfaces(&names);
-        let mut p = weir_wire::decode(frame.link_type, frame.data, frame.orig_len);
-        place(&mut p, &frame, &default_dir);
-        let (x, y) = (old.decide(&p), new.decide(&p));
-        let rule = |e: &Engine, r: Option<usize>| {
-            r.map(|i| {
-                (
-                    e.program().rules[i].number,
-                    e.program().rules[i].text.clone(),
-                )
-            })
-        };
-        let (ro, rn) = (rule(old, x.rule), rule(new, y.rule));
-        if x.verdict != y.verdict || (args.rules && ro != rn) {
-            let number = |r: Option<(u16, String)>| r.map_or(0, |r| r.0);
-            *counts.entry((number(ro), number(rn))).or_insert(0) += 1;
-            if let Some(o) = &mut out {
-                o.w.write(&frame, ifaces, None).map_err(|e| o.fail(e))?;
+    each_packet(
+        &mut reader,
+        trace,
+        &args.engine,
+        |frame, ifaces, names, p| {
+            old.set_interfaces(names);
+            new.set_interfaces(names);
+            let (x, y) = (old.decide(p), new.decide(p));
+            let rule = |e: &Engine, r: Option<usize>| {
+                r.map(|i| {
+                    (
+                        e.program().rules[i].number,
+                        e.program().rules[i].text.clone(),
+                    )
+                })
+            };
+            let (ro, rn) = (rule(old, x.rule), rule(new, y.rule));
+            if x.verdict != y.verdict || (args.rules && ro != rn) {
+                let number = |r: Option<(u16, String)>| r.map_or(0, |r| r.0);
+                *counts.entry((number(ro), number(rn))).or_insert(0) += 1;
+                if let Some(o) = &mut out {
+                    o.w.write(frame, ifaces, None).map_err(|e| o.fail(e))?;
+                }
             }
-        }
-    }
+            Ok(())
+        },
+    )?;
     if let Some(mut o) = out {
         let done = o.w.finish_interfaces(reader.interfaces());
         done.and_then(|()| o.w.flush()).map_err(|e| o.fail(e))?;

@@ -34,6 +34,19 @@ fn findings(file: &str, extra: &[&str]) -> (Option<i32>, Vec<(String, u64)>, ser
     (out.status.code(), list, v)
 }
 
+/// `weir explain RULES -r CAPTURE --packet N`.
+fn explain(rules: &std::path::Path, capture: &std::path::Path, n: u32) -> std::process::Output {
+    let n = n.to_string();
+    weir([
+        "explain",
+        rules.to_str().unwrap(),
+        "-r",
+        capture.to_str().unwrap(),
+        "--packet",
+        n.as_str(),
+    ])
+}
+
 fn has(list: &[(String, u64)], kind: &str, rule: u64) -> bool {
     list.iter().any(|(k, n)| k == kind && *n == rule)
 }
@@ -178,14 +191,7 @@ fn diff_finds_what_an_edit_changes_and_its_witnesses_replay() {
         lines[0].contains(": rule 50 (drop): ip4 tcp 198.51.100.7"),
         "{lines:?}"
     );
-    let ex = weir_ok([
-        "explain",
-        moved.to_str().unwrap(),
-        "-r",
-        w.to_str().unwrap(),
-        "--packet",
-        "1",
-    ]);
+    let ex = explain(&moved, &w, 1);
     assert!(
         stdout(&ex).contains("decided by rule 00050 (deny): drop"),
         "{}",
@@ -227,23 +233,9 @@ fn diff_finds_what_an_edit_changes_and_its_witnesses_replay() {
         "{}",
         stdout(&out)
     );
-    let ex = weir_ok([
-        "explain",
-        moved.to_str().unwrap(),
-        "-r",
-        only.to_str().unwrap(),
-        "--packet",
-        "1",
-    ]);
+    let ex = explain(&moved, &only, 1);
     assert!(stdout(&ex).contains("decided by rule 00050 (deny): drop"));
-    let out = weir([
-        "explain",
-        moved.to_str().unwrap(),
-        "-r",
-        only.to_str().unwrap(),
-        "--packet",
-        "2",
-    ]);
+    let out = explain(&moved, &only, 2);
     assert_eq!(
         out.status.code(),
         Some(2),
