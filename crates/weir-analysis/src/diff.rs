@@ -100,6 +100,7 @@ pub fn diff(
             }
         }
     }
+    s.bdd.full().map_err(|_| crate::flow::too_large())?;
     let why = [caveat(&mo, &ro), caveat(&mn, &rn)]
         .into_iter()
         .flatten()

@@ -3,7 +3,7 @@
 //! nowhere useful.
 
 use crate::bdd::{Cube, Set, FALSE, TRUE};
-use crate::flow::{backward, decider, key, per_rule, taken, Model, Plain, Verdicts};
+use crate::flow::{backward, decider, key, per_rule, taken, too_large, Model, Plain, Verdicts};
 use crate::reach::{Hits, Reach};
 use crate::report::{Finding, Kind, RuleRef, Witness};
 use crate::space::Space;
@@ -24,6 +24,8 @@ pub fn lint(a: &mut Analyser, prog: &Program, env: &Env) -> Result<Vec<Finding>,
     let mut out = Vec::new();
     let last = prog.rules.len() - 1;
     for i in 0..last {
+        // A full table answers FALSE: stop before that makes a finding.
+        s.bdd.full().map_err(|_| too_large())?;
         if s.bdd.len() > kept + GARBAGE.max(kept) {
             s.bdd.truncate(kept);
         }
@@ -74,6 +76,7 @@ pub fn lint(a: &mut Analyser, prog: &Program, env: &Env) -> Result<Vec<Finding>,
             }
         }
     }
+    s.bdd.full().map_err(|_| too_large())?;
     for f in &mut out {
         f.number_witness(prog);
         if f.kind != Kind::NeverMatches && f.caveat.is_none() {

@@ -62,6 +62,7 @@ pub fn search(
             }
         }
     }
+    s.bdd.full().map_err(|_| crate::flow::too_large())?;
     let mut why = caveat(&m, &reach);
     if let Some(w) = q.why {
         why = Some(match why {
