@@ -19,7 +19,9 @@
 # the other. PIN=N puts flooder and capturer on core N together, so the
 # capturer gets only what the flooder leaves: then the drops show how much
 # CPU each capturer needs per packet. BUFFER_KIB=N gives both rings N KiB
-# (-B) instead of the 2 MiB default.
+# (-B) instead of the 2 MiB default. PEER=BINARY runs another weir build
+# (another branch's) the same way in every round, between the two. The end
+# prints each rate's and tool's medians over the rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-5}"
@@ -58,9 +60,11 @@ ip netns exec "$a" sysctl -qw net.ipv4.icmp_ratelimit=100000
 
 run_one() { # tool rate -> "sent received dropped cpu"
   local tool=$1 rate=$2 out=$work/out err=$work/err tm=$work/time pid sent
-  if [ "$tool" = weir ]; then
+  if [ "$tool" != tcpdump ]; then
+    local bin=$weir
+    [ "$tool" = peer ] && bin=$PEER
     ip netns exec "$a" "${pin[@]}" /usr/bin/time -f '%U %S' -o "$tm" \
-      "$weir" capture -i "$ifa" "$rules" -w /dev/null --json "${buf[@]}" >"$out" 2>"$err" &
+      "$bin" capture -i "$ifa" "$rules" -w /dev/null --json "${buf[@]}" >"$out" 2>"$err" &
   else
     ip netns exec "$a" "${pin[@]}" /usr/bin/time -f '%U %S' -o "$tm" \
       tcpdump -i "$ifa" -w /dev/null "${buf[@]}" >"$out" 2>"$err" &
@@ -83,15 +87,26 @@ run_one() { # tool rate -> "sent received dropped cpu"
 
 echo "flood: $seconds s per run${PIN:+, flooder and capturer both on core $PIN}${BUFFER_KIB:+, -B $BUFFER_KIB for both} of 18-byte UDP datagrams (60-byte frames), 256 flows, veth $ifb -> $ifa"
 echo "weir:    weir capture -i IF rules/realistic-100.rules -w /dev/null --json"
+[ -n "${PEER:-}" ] && echo "peer:    $PEER capture -i IF rules/realistic-100.rules -w /dev/null --json"
 echo "tcpdump: tcpdump -i IF -w /dev/null"
 printf '%-8s %-7s %5s %10s %10s %10s %8s %7s %9s\n' rate tool round sent received dropped drop% cpu_s ns/packet
 for rate in $rates; do
   for r in $(seq "$rounds"); do
-    for tool in weir tcpdump; do
+    for tool in weir ${PEER:+peer} tcpdump; do
       read -r sent recv drop cpu < <(run_one "$tool" "$rate")
       pct=$(awk -v d="$drop" -v r="$recv" 'BEGIN { if (r > 0) printf "%.2f", 100 * d / r; else print "?" }')
       per=$(awk -v c="$cpu" -v r="$recv" -v d="$drop" 'BEGIN { if (r - d > 0) printf "%.0f", 1e9 * c / (r - d); else print "?" }')
       printf '%-8s %-7s %5s %10s %10s %10s %8s %7s %9s\n' "${rate/#0/max}" "$tool" "$r" "$sent" "$recv" "$drop" "$pct" "$cpu" "$per"
+      echo "${rate/#0/max} $tool $pct $per" >> "$work/rows"
     done
+  done
+done
+. bench/quantile.sh
+echo "medians over $rounds rounds:"
+printf '%-8s %-7s %8s %9s\n' rate tool drop% ns/packet
+for rate in $rates; do
+  for tool in weir ${PEER:+peer} tcpdump; do
+    sel() { awk -v r="${rate/#0/max}" -v t="$tool" -v c="$1" '$1 == r && $2 == t && $c != "?" { print $c }' "$work/rows"; }
+    printf '%-8s %-7s %8s %9s\n' "${rate/#0/max}" "$tool" "$(sel 3 | median)" "$(sel 4 | median)"
   done
 done

@@ -1,8 +1,8 @@
 //! What `weir inline` reads from untrusted peers: nfqueue netlink messages
-//! (then the packet through the filter, as live), and whatever a client
-//! sends the metrics server (one whole connection, served over an
-//! in-memory pipe: every answer starts with an HTTP/1.x status line, or
-//! there is none).
+//! (then the packet decoded and decided, as the pipeline does live), and
+//! whatever a client sends the metrics server (one whole connection,
+//! served over an in-memory pipe: every answer starts with an HTTP/1.x
+//! status line, or there is none).
 //!
 //! Input layout: byte 0 even → a netlink datagram; odd → a connection's bytes.
 #![no_main]
@@ -12,9 +12,10 @@ use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use weir_live::filter::Filter;
+use weir_engine::Engine;
 use weir_live::metrics::{answer, Limits, Shared, Source};
 use weir_live::netlink::{parse, Received};
+use weir_wire::{decode_with, Direction, LinkType};
 
 const RULES: &str = "\
 100 allow udp from any to any 53 in
@@ -23,12 +24,12 @@ const RULES: &str = "\
 400 deny ip from any to any ipoptions lsrr
 ";
 
-fn filter() -> &'static Mutex<Filter> {
-    static FILTER: OnceLock<Mutex<Filter>> = OnceLock::new();
-    FILTER.get_or_init(|| {
+fn engine() -> &'static Mutex<Engine> {
+    static ENGINE: OnceLock<Mutex<Engine>> = OnceLock::new();
+    ENGINE.get_or_init(|| {
         let program = weir_engine::load(RULES, &weir_rules::Names::default(), &Default::default())
             .unwrap_or_else(|e| panic!("fuzz ruleset does not compile: {e:?}"));
-        Mutex::new(Filter::new(weir_engine::Engine::new(program)))
+        Mutex::new(Engine::new(program))
     })
 }
 
@@ -88,14 +89,16 @@ fuzz_target!(|data: &[u8]| {
     if let Received::Packet(p) = parse(rest) {
         assert!(p.payload.len() <= rest.len());
         assert!(p.orig_len as usize >= p.payload.len());
-        // Interface indexes are looked up by name: keep them 0 (none) so
-        // the fuzzer does not make system calls per input.
-        let p = weir_live::netlink::QueuedPacket {
-            indev: 0,
-            outdev: 0,
-            ..p
+        // As weir-pipeline's queue source: raw IP, only the fields the
+        // rules read, the direction from the hook (interface names are not
+        // looked up: no system calls here).
+        let mut e = engine().lock().unwrap_or_else(|e| e.into_inner());
+        let mut packet = decode_with(LinkType::RAW, p.payload, p.orig_len, e.fields());
+        packet.direction = if p.hook <= 2 {
+            Direction::In
+        } else {
+            Direction::Out
         };
-        let mut f = filter().lock().unwrap_or_else(|e| e.into_inner());
-        let _ = f.decide(&p);
+        let _ = e.decide(&packet);
     }
 });

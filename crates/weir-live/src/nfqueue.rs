@@ -183,16 +183,17 @@ impl Queue {
         parse_proc(&text, self.config.queue)
     }
 
-    /// Answers what is already queued, then unbinds. Packets that arrive
-    /// after the last receive get the kernel's verdict for an unbound
-    /// queue (`bypass` in the nft rule: accept; otherwise drop).
-    pub fn close(
-        mut self,
-        decide: impl FnMut(&QueuedPacket<'_>) -> bool,
-    ) -> io::Result<QueueStats> {
-        let mut decide = decide;
-        self.sock.set_recv_timeout(Duration::from_millis(1))?;
-        while self.process(MAX_BATCH, &mut decide)? > 0 {}
+    /// From now on a receive waits at most a millisecond: for answering
+    /// what is already queued before [`unbind`](Self::unbind), until a
+    /// batch comes back empty.
+    pub fn drain(&mut self) -> io::Result<()> {
+        self.sock.set_recv_timeout(Duration::from_millis(1))
+    }
+
+    /// Unbinds the queue. Packets that arrive after the last receive get
+    /// the kernel's verdict for an unbound queue (`bypass` in the nft
+    /// rule: accept; otherwise drop).
+    pub fn unbind(mut self) -> io::Result<QueueStats> {
         self.out.clear();
         netlink::unbind(&mut self.out, self.config.queue);
         self.sock.send(&self.out)?;

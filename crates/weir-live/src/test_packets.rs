@@ -1,6 +1,7 @@
-//! What the unit tests of this crate share: an engine from rule text and a
-//! raw IPv4/UDP datagram (10.0.0.1:1234 → 10.0.0.2:`dport`, 28 bytes, as a
-//! queue or a raw socket hands it over).
+//! What the unit tests of this crate and of weir-pipeline's run loop share
+//! (the `testing` feature): an engine from rule text and a raw IPv4/UDP
+//! datagram (10.0.0.1:1234 → 10.0.0.2:`dport`, 28 bytes, as a queue or a
+//! raw socket hands it over).
 
 use weir_engine::Engine;
 

@@ -6,8 +6,8 @@
 
 use crate::cli::EngineArgs;
 use crate::outputs;
-use crate::replay::{capture_failure, interface_names, place};
 use crate::setup::build_engine;
+use crate::setup::{capture_failure, placement};
 use crate::Failure;
 use clap::Args;
 use std::path::PathBuf;
@@ -42,15 +42,18 @@ pub struct BenchArgs {
     /// Timed rounds over the whole trace.
     #[arg(long, default_value_t = 10, conflicts_with = "duration")]
     pub rounds: u32,
-    /// Time rounds for this many seconds instead of a fixed count.
-    #[arg(long, value_name = "SECONDS")]
-    pub duration: Option<f64>,
+    /// Time rounds for this long instead of a fixed count (2s, 500ms; a
+    /// bare number is seconds).
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse_positive)]
+    pub duration: Option<Duration>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
     /// Draw the CDF of per-packet cost into this SVG file.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub context: crate::cli::ContextArgs,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -89,8 +92,7 @@ fn load_packets(
     engine: &mut weir_engine::Engine,
 ) -> Result<Vec<Packet>, Failure> {
     let mut reader = open_capture(&args.read).map_err(|e| capture_failure(&args.read, e))?;
-    let default_dir = crate::setup::default_direction(args.engine.dir, &args.engine.me);
-    let fallback = args.engine.iface.as_deref();
+    let place = placement(&args.context, &args.engine);
     let limit = args.count.unwrap_or(u64::MAX);
     let mut packets = Vec::new();
     while (packets.len() as u64) < limit {
@@ -100,10 +102,10 @@ fn load_packets(
             Err(e) => return Err(capture_failure(&args.read, e)),
         };
         let mut p = decode(frame.link_type, frame.data, frame.orig_len);
-        place(&mut p, &frame, &default_dir);
+        place.place(&mut p, &frame);
         packets.push(p);
     }
-    engine.set_interfaces(&interface_names(reader.interfaces(), fallback));
+    engine.set_interfaces(&place.interface_names(reader.interfaces()));
     Ok(packets)
 }
 
@@ -130,8 +132,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
         )));
     }
     let length = match args.duration {
-        Some(s) if s.is_finite() && s > 0.0 => bench::Length::Duration(Duration::from_secs_f64(s)),
-        Some(_) => return Err(Failure::Usage("--duration must be positive".into())),
+        Some(d) => bench::Length::Duration(d),
         None => bench::Length::Rounds(args.rounds.max(1)),
     };
     let opts = bench::Options {

@@ -185,7 +185,7 @@ pub fn gen_rules(args: &GenRulesArgs) -> Result<(), Failure> {
     };
     // Both files appear, or neither.
     set.commit()?;
-    trace.map_or(Ok(()), Output::commit)
+    Ok(trace.map_or(Ok(()), Output::commit)?)
 }
 
 /// An output holding `text`, yet to be committed.

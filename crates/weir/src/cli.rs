@@ -1,7 +1,9 @@
 //! Command-line flags, each defined once with its help.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 const ABOUT: &str = "weir: a user-space packet filter that measures itself.
 
@@ -64,11 +66,11 @@ pub enum Command {
     /// Write a seeded ClassBench-format filter set (and header trace).
     GenRules(crate::classbench::GenRulesArgs),
     /// Filter live packets from an interface (AF_PACKET ring): counters, pass/drop files.
-    Capture(crate::capture::CaptureArgs),
+    Capture(CaptureArgs),
     /// Time packet-socket set-up three ways (the 2014 synchronize_net() measurement).
-    Sockbench(crate::capture::SockbenchArgs),
+    Sockbench(crate::sockbench::SockbenchArgs),
     /// Filter live traffic on an NFQUEUE: one verdict per packet, SIGHUP reloads.
-    Inline(crate::inline::InlineArgs),
+    Inline(InlineArgs),
 }
 
 #[derive(Args, Debug)]
@@ -127,14 +129,6 @@ pub struct EngineArgs {
     /// Verdict for frames that claim IP but cannot be decoded.
     #[arg(long, value_enum, default_value_t = VerdictArg::Drop, value_name = "VERDICT")]
     pub malformed: VerdictArg,
-    /// Direction of packets whose capture does not say (pcapng flags and
-    /// Linux SLL headers do). Without it, `--me` decides (to me: in, from
-    /// me: out), and anything else is in.
-    #[arg(long, value_enum)]
-    pub dir: Option<DirArg>,
-    /// Interface name for captures that do not name theirs (all of pcap).
-    #[arg(long, value_name = "NAME")]
-    pub iface: Option<String>,
     /// This host's addresses, for `me` and `me6` (comma-separated); rules
     /// that name `me` need it.
     #[arg(long, value_name = "ADDR,...", value_delimiter = ',')]
@@ -243,6 +237,21 @@ pub struct RunArgs {
     /// Capture to read (pcap or pcapng), or - for stdin.
     #[arg(short = 'r', value_name = "FILE")]
     pub read: PathBuf,
+    /// Stop after this many packets.
+    #[arg(short = 'c', value_name = "COUNT")]
+    pub count: Option<u64>,
+    #[command(flatten)]
+    pub out: OutputArgs,
+    #[command(flatten)]
+    pub context: ContextArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// The outputs every filtering mode (`run`, `capture`, `inline`) offers,
+/// in the same formats.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OutputArgs {
     /// Write passed packets here, in the input's format (- for stdout).
     #[arg(short = 'w', value_name = "FILE")]
     pub write: Option<PathBuf>,
@@ -267,9 +276,6 @@ pub struct RunArgs {
     /// List the dynamic states alive at the end, as `ipfw -d show` does.
     #[arg(long)]
     pub states: bool,
-    /// Stop after this many packets.
-    #[arg(short = 'c', value_name = "COUNT")]
-    pub count: Option<u64>,
     /// Where `log` rules write (default: stderr).
     #[arg(long, value_name = "FILE")]
     pub log_file: Option<PathBuf>,
@@ -279,6 +285,130 @@ pub struct RunArgs {
     /// No closing summary on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+}
+
+/// What a capture file may not say about its packets; live sources know.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ContextArgs {
+    /// Direction of packets whose capture does not say (pcapng flags and
+    /// Linux SLL headers do). Without it, `--me` decides (to me: in, from
+    /// me: out), and anything else is in.
+    #[arg(long, value_enum)]
+    pub dir: Option<DirArg>,
+    /// Interface name for captures that do not name theirs (all of pcap).
+    #[arg(long, value_name = "NAME")]
+    pub iface: Option<String>,
+}
+
+const CAPTURE_EXAMPLES: &str = "Examples:
+  weir capture -i eth0 rules.conf --counters            until Ctrl-C; then `ipfw show` counters
+  weir capture -i eth0 rules.conf -c 10000 -w pass.pcap --drop-out drop.pcap
+  weir capture -i eth0 rules.conf --workers 2 --json    two threads, flows spread by PACKET_FANOUT
+  weir capture -i eth0 rules.conf --metrics 127.0.0.1:9618
+                                      Prometheus metrics at http://127.0.0.1:9618/metrics
+  weir capture -i eth0 rules.conf --immediate -Z nobody TPACKET_V2 for latency; run as nobody
+  weir capture -i eth0 rules.conf -c 1000 --verdicts v.csv --annotate a.pcapng --states
+                                      the same outputs as `weir run`
+
+Needs root (or CAP_NET_RAW). The closing lines on stderr are tcpdump's:
+packets read and their verdicts, packets received by filter, packets
+dropped by kernel. Direction comes from the kernel (outgoing or not),
+the interface is the one captured on. On loopback each packet is seen once
+(the outgoing copy is ignored), as libpcap does. Output files appear when
+the capture stops cleanly (written under a temporary name until then).
+
+Exit codes: 0 ok, 1 runtime error (no permission, socket or output error),
+2 usage, unknown interface, ruleset error or an output that is an input.";
+
+#[derive(Args, Debug)]
+#[command(after_help = CAPTURE_EXAMPLES)]
+pub struct CaptureArgs {
+    /// Interface to capture on (Ethernet, loopback or raw-IP devices).
+    #[arg(short = 'i', long = "interface", value_name = "IFACE")]
+    pub interface: String,
+    /// Ruleset file (ipfw syntax).
+    pub rules: PathBuf,
+    /// Stop after this many packets (exactly, across workers).
+    #[arg(short = 'c', value_name = "COUNT")]
+    pub count: Option<u64>,
+    /// Stop after this long (10s, 500ms, 2m; a bare number is seconds).
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
+    pub duration: Option<Duration>,
+    /// TPACKET_V2 ring: each packet as soon as it lands (lower latency),
+    /// instead of TPACKET_V3 blocks (higher throughput).
+    #[arg(long)]
+    pub immediate: bool,
+    /// Threads, each with its own socket in one PACKET_FANOUT group (flows
+    /// spread by hash, fragments reassembled first).
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub workers: u16,
+    /// Ring size per worker, in KiB (tcpdump's -B).
+    #[arg(short = 'B', long = "buffer-size", default_value_t = 2048, value_name = "KiB",
+          value_parser = clap::value_parser!(u32).range(64..=4_194_304))]
+    pub buffer_kib: u32,
+    /// Bytes kept of each packet.
+    #[arg(short = 's', long = "snapshot-length", default_value_t = 262_144, value_name = "BYTES",
+          value_parser = clap::value_parser!(u32).range(64..=262_144))]
+    pub snaplen: u32,
+    /// Become USER once the sockets are open (as tcpdump -Z); output files
+    /// are created afterwards, as USER.
+    #[arg(short = 'Z', value_name = "USER")]
+    pub user: Option<String>,
+    /// Serve Prometheus metrics at http://ADDR/metrics (every worker's
+    /// counters summed; the same series as `weir inline --metrics`).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
+    #[command(flatten)]
+    pub out: OutputArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Steer traffic into the queue with nftables, then start weir:
+  nft add table inet weir
+  nft add chain inet weir forward '{ type filter hook forward priority 0; }'
+  nft add rule inet weir forward queue num 0 bypass
+  weir inline --queue 0 --metrics 127.0.0.1:9617 rules.conf
+
+`bypass` lets traffic through while no program is bound to the queue;
+without it, the kernel drops it. Remove the steering with
+  nft delete table inet weir
+
+Reload the ruleset with `kill -HUP <pid>`: the new file is compiled off the
+packet path and swapped in between batches; a file with errors is reported
+(file:line:col) and the running ruleset stays. Counters of rules whose
+number and text are unchanged carry over; the totals always do.
+
+Examples:
+  weir inline --queue 0 rules.conf
+  weir inline --queue 3 --fail-open --metrics 127.0.0.1:9617 rules.conf
+  weir inline --queue 0 -c 1000 --json rules.conf   stop after 1000 packets
+  weir inline --queue 0 --verdicts v.csv --annotate a.pcapng --drop-out drop.pcap rules.conf
+                                    the same outputs as `weir run` (raw IP packets)"
+)]
+pub struct InlineArgs {
+    /// Ruleset file (ipfw syntax); SIGHUP reads it again.
+    pub rules: PathBuf,
+    /// NFQUEUE number to bind (as in `queue num N`).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub queue: u16,
+    /// When the queue is full, the kernel accepts packets instead of dropping them.
+    #[arg(long)]
+    pub fail_open: bool,
+    /// Packets the kernel holds waiting for a verdict.
+    #[arg(long, default_value_t = 4096, value_name = "PACKETS")]
+    pub queue_len: u32,
+    /// Serve Prometheus metrics at http://ADDR/metrics.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
+    /// Stop after this many packets (those already queued still get verdicts).
+    #[arg(short = 'c', value_name = "COUNT")]
+    pub count: Option<u64>,
+    #[command(flatten)]
+    pub out: OutputArgs,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -294,6 +424,8 @@ pub struct ExplainArgs {
     /// Packet number, 1-based as tcpdump and Wireshark count.
     #[arg(long, value_name = "N")]
     pub packet: u64,
+    #[command(flatten)]
+    pub context: ContextArgs,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -338,8 +470,9 @@ pub enum DirArg {
     Out,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq, Default)]
 pub enum LogFormatArg {
+    #[default]
     Text,
     Json,
 }

@@ -12,7 +12,6 @@
 //! Process-wide counters, because a run has one reader and a handful of
 //! writers; relaxed atomics, touched once per 64 KiB–1 MiB of I/O.
 
-use serde_json::{json, Value};
 use std::io::{self, Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -58,19 +57,6 @@ pub fn open_capture(path: &Path) -> Result<CaptureReader<Box<dyn Read + Send>>, 
     CaptureReader::new(Box::new(CountingRead(weir_io::open_input(path)?)))
 }
 
-/// Adds `"syscalls": {"reads": R, "writes": W}` to the JSON summary (the
-/// last item of `{"weir": [...]}`).
-pub fn annotate(report: &mut Value) {
-    let (reads, writes) = counts();
-    if let Some(summary) = report["weir"]
-        .as_array_mut()
-        .and_then(|items| items.last_mut())
-        .and_then(|item| item.get_mut("summary"))
-    {
-        summary["syscalls"] = json!({
-            "reads": reads,
-            "writes": writes,
-            "counted": "capture reads and output writes, below their buffers; not start-up reads or this report",
-        });
-    }
-}
+/// What the counts in the JSON summary's `"syscalls"` cover.
+pub const COUNTED: &str =
+    "capture reads and output writes, below their buffers; not start-up reads or this report";

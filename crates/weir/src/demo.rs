@@ -2,12 +2,12 @@
 
 use crate::cli::DemoArgs;
 use crate::outputs;
-use crate::report::{self, Summary};
 use crate::setup::compile_source;
 use crate::Failure;
 use std::time::Instant;
 use weir_engine::{Engine, LogFormat, Logger};
 use weir_gen::{GenConfig, Generator};
+use weir_pipeline::report::{self, Report, Summary};
 use weir_rules::Names;
 use weir_wire::{decode, Direction, LinkType};
 
@@ -52,7 +52,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
     }
     let summary = Summary::of(&engine);
     if args.json {
-        return outputs::print(&format!("{}\n", report::json(&engine, &summary)));
+        return outputs::print(&Report::of(&engine, &summary).to_line());
     }
     let mut text = format!(
         "weir demo: crates/weir/rules/demo.rules over {} generated packets (seed {}), dispatch {:?}\n\n",

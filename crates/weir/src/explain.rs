@@ -2,8 +2,7 @@
 
 use crate::cli::ExplainArgs;
 use crate::outputs;
-use crate::replay::{capture_failure, interface_names, place};
-use crate::setup::build_engine;
+use crate::setup::{build_engine, capture_failure, placement};
 use crate::Failure;
 use std::fmt::Write;
 use weir_engine::{class, packet_class, Engine, RuleAction, RuleTrace, Trace, Verdict};
@@ -20,7 +19,7 @@ pub fn explain(args: &ExplainArgs) -> Result<(), Failure> {
     let names = Names::system();
     let mut engine = build_engine(&args.rules, &args.engine, &names)?;
     let mut reader = open_capture(&args.read).map_err(|e| capture_failure(&args.read, e))?;
-    let default_dir = crate::setup::default_direction(args.engine.dir, &args.engine.me);
+    let place = placement(&args.context, &args.engine);
     let mut index = 0u64;
     loop {
         let (frame, ifaces) = match reader.next_with_interfaces() {
@@ -35,9 +34,9 @@ pub fn explain(args: &ExplainArgs) -> Result<(), Failure> {
             Err(e) => return Err(capture_failure(&args.read, e)),
         };
         index += 1;
-        engine.set_interfaces(&interface_names(ifaces, args.engine.iface.as_deref()));
+        engine.set_interfaces(&place.interface_names(ifaces));
         let mut p = decode(frame.link_type, frame.data, frame.orig_len);
-        place(&mut p, &frame, &default_dir);
+        place.place(&mut p, &frame);
         if index < args.packet {
             // Earlier packets go through too, so later state (counters,
             // logamount) is what a full replay would have.
@@ -47,7 +46,7 @@ pub fn explain(args: &ExplainArgs) -> Result<(), Failure> {
         let iface = ifaces
             .get(frame.iface as usize)
             .and_then(|i| i.name.clone());
-        let iface = iface.or_else(|| args.engine.iface.clone());
+        let iface = iface.or_else(|| args.context.iface.clone());
         let text = report(
             &mut engine,
             &p,

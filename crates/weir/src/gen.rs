@@ -28,5 +28,5 @@ pub fn gen(args: &GenArgs) -> Result<(), Failure> {
     }
     progress.finish();
     out.w.flush().map_err(|e| out.fail(e))?;
-    out.commit()
+    Ok(out.commit()?)
 }

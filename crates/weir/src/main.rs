@@ -9,15 +9,17 @@ mod classbench;
 mod cli;
 mod counting;
 mod demo;
+mod duration;
 mod explain;
 mod gen;
 mod inline;
+mod live;
 mod outputs;
 mod ppp;
 mod probe;
 mod replay;
-mod report;
 mod setup;
+mod sockbench;
 
 use clap::Parser;
 use std::io::IsTerminal;
@@ -40,6 +42,12 @@ pub enum Failure {
     /// reader of a pipe went away, which ends the command quietly (exit 0),
     /// as ripgrep does.
     Output(OutputError),
+}
+
+impl From<OutputError> for Failure {
+    fn from(e: OutputError) -> Failure {
+        Failure::Output(e)
+    }
 }
 
 impl Failure {
@@ -72,7 +80,7 @@ fn main() -> ExitCode {
         cli::Command::Classbench(a) => classbench::classbench(a),
         cli::Command::GenRules(a) => classbench::gen_rules(a),
         cli::Command::Capture(a) => capture::capture(a),
-        cli::Command::Sockbench(a) => capture::sockbench(a),
+        cli::Command::Sockbench(a) => sockbench::sockbench(a),
         cli::Command::Inline(a) => inline::run(a),
         cli::Command::Lint(a) => return analyse::code(analyse::lint(a)),
         cli::Command::Search(a) => return analyse::code(analyse::search(a)),

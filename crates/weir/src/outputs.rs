@@ -3,12 +3,16 @@
 //! command succeeds, and every print that can fail returning the failure
 //! instead of panicking.
 
-use crate::cli::TableArgs;
+use crate::cli::{OutputArgs, TableArgs};
 use crate::counting::counted;
 use crate::Failure;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use weir_io::output::{self, Endpoint, OutputError, Pending};
+use weir_engine::Engine;
+use weir_io::output::{self, Endpoint, OutputError};
+use weir_pipeline::report::{self, Report};
+use weir_pipeline::{FileOutputs, Files};
+use weir_rules::Names;
 
 /// Refuses, before anything is opened for writing, an output that is one
 /// of the inputs or another output under any name (exit 2).
@@ -70,77 +74,85 @@ pub fn check_filter_outputs(
     refuse_clashes(&ins, &outs)
 }
 
-/// One output being written: `w` takes the bytes; the file appears under
-/// its name only through [`commit`](Self::commit).
-pub struct Output<W> {
-    pub w: W,
-    pending: Pending,
+/// Checks a filtering mode's outputs (see [`check_filter_outputs`]);
+/// `capture` is the input capture file, if the mode reads one.
+pub fn check_mode_outputs(
+    rules: &Path,
+    tables: &TableArgs,
+    capture: Option<&Path>,
+    out: &OutputArgs,
+) -> Result<(), Failure> {
+    check_filter_outputs(
+        rules,
+        tables,
+        capture,
+        &[
+            ("-w", &out.write),
+            ("--drop-out", &out.drop_out),
+            ("--annotate", &out.annotate),
+            ("--verdicts", &out.verdicts),
+            ("--log-file", &out.log_file),
+        ],
+        &[
+            (out.counters, "--counters"),
+            (out.json, "--json"),
+            (out.unmatched, "--unmatched"),
+            (out.states, "--states"),
+        ],
+    )
 }
+
+/// Opens the per-packet files `out` names (staged until committed).
+pub fn open_files(out: &OutputArgs) -> Result<FileOutputs, Failure> {
+    let opened = |p: &Option<PathBuf>| p.as_deref().map(open).transpose();
+    Ok(FileOutputs {
+        pass: opened(&out.write)?,
+        drop: opened(&out.drop_out)?,
+        annotate: opened(&out.annotate)?,
+        verdicts: opened(&out.verdicts)?,
+    })
+}
+
+/// Makes the per-packet files appear, noting pcapng files left unmade.
+pub fn commit_files(files: Files) -> Result<(), Failure> {
+    for name in files.commit()? {
+        note(&format!(
+            "weir: {name} not written: the capture described no interface"
+        ))?;
+    }
+    Ok(())
+}
+
+/// Prints the end-of-run reports `out` asks for, in this order: counters,
+/// unmatched rules, states, JSON (made by `json` only when asked).
+pub fn print_reports(
+    out: &OutputArgs,
+    engine: &Engine,
+    names: &Names,
+    json: impl FnOnce() -> Report,
+) -> Result<(), Failure> {
+    let mut text = String::new();
+    if out.counters {
+        text += &report::counters_table(engine);
+    }
+    if out.unmatched {
+        text += &report::unmatched(engine);
+    }
+    if out.states {
+        text += &report::states_table(engine, names);
+    }
+    if out.json {
+        text += &json().to_line();
+    }
+    print(&text)
+}
+
+pub use weir_pipeline::Output;
 
 /// Opens an output (`-` is stdout), its writes counted for `--json`.
 pub fn open(path: &Path) -> Result<Output<Box<dyn Write + Send>>, Failure> {
     let (sink, pending) = output::create(path).map_err(Failure::Output)?;
-    Ok(Output {
-        w: counted(sink),
-        pending,
-    })
-}
-
-impl<W> Output<W> {
-    pub fn name(&self) -> &str {
-        self.pending.name()
-    }
-
-    /// A failed write to this output.
-    #[cold]
-    pub fn fail(&self, e: io::Error) -> Failure {
-        Failure::Output(OutputError::new(self.pending.name(), e))
-    }
-
-    /// Wraps the writer (a capture writer around the file, say); a failure
-    /// is this output's.
-    pub fn map<V>(self, f: impl FnOnce(W) -> io::Result<V>) -> Result<Output<V>, Failure> {
-        let Output { w, pending } = self;
-        match f(w) {
-            Ok(w) => Ok(Output { w, pending }),
-            Err(e) => Err(Failure::Output(OutputError::new(pending.name(), e))),
-        }
-    }
-
-    /// Separates the writer from what makes its file appear, for a writer
-    /// handed to someone else (the engine's logger).
-    pub fn split(self) -> (W, Output<()>) {
-        (
-            self.w,
-            Output {
-                w: (),
-                pending: self.pending,
-            },
-        )
-    }
-
-    /// Makes the file visible. Flush the writer first.
-    pub fn commit(self) -> Result<(), Failure> {
-        self.pending.commit().map_err(Failure::Output)
-    }
-
-    /// Gives the output up; says the file's name when one was left unmade.
-    pub fn discard(self) -> Option<String> {
-        self.pending
-            .is_staged()
-            .then(|| self.pending.name().to_owned())
-    }
-}
-
-impl<W: Write> Output<W> {
-    /// Writes `text` whole and flushes it.
-    pub fn write_text(&mut self, text: &str) -> Result<(), Failure> {
-        let res = self
-            .w
-            .write_all(text.as_bytes())
-            .and_then(|()| self.w.flush());
-        res.map_err(|e| self.fail(e))
-    }
+    Ok(Output::new(counted(sink), pending))
 }
 
 /// Writes `text` to stdout and flushes it; a closed pipe or a full disk

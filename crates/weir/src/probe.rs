@@ -49,7 +49,7 @@ pub struct ServerArgs {
     #[arg(short = 'c', long, value_name = "N")]
     pub count: Option<u64>,
     /// Stop after this long (e.g. 30s, 500ms).
-    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    #[arg(long, value_name = "TIME", value_parser = crate::duration::parse)]
     pub duration: Option<Duration>,
     /// Run each probe through this ruleset before echoing; time it. A probe
     /// the rules drop is not echoed.
@@ -58,6 +58,8 @@ pub struct ServerArgs {
     /// Print the closing summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub context: crate::cli::ContextArgs,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -74,7 +76,7 @@ pub struct ClientArgs {
     #[arg(long, default_value_t = 5, value_name = "K")]
     pub train: u16,
     /// Idle time after a train's echoes are back, before the next train.
-    #[arg(long, default_value = "10ms", value_name = "TIME", value_parser = parse_duration)]
+    #[arg(long, default_value = "10ms", value_name = "TIME", value_parser = crate::duration::parse)]
     pub gap: Duration,
     /// Trains of each size.
     #[arg(short = 'c', long, default_value_t = 200, value_name = "N")]
@@ -88,10 +90,10 @@ pub struct ClientArgs {
     )]
     pub sizes: Vec<usize>,
     /// How long to wait for a train's echoes before counting them lost.
-    #[arg(long, default_value = "200ms", value_name = "TIME", value_parser = parse_duration)]
+    #[arg(long, default_value = "200ms", value_name = "TIME", value_parser = crate::duration::parse)]
     pub timeout: Duration,
     /// Stop the whole run by then, whatever the count.
-    #[arg(long, default_value = "60s", value_name = "TIME", value_parser = parse_duration)]
+    #[arg(long, default_value = "60s", value_name = "TIME", value_parser = crate::duration::parse)]
     pub deadline: Duration,
     /// Also take the kernel's software transmit timestamps (client tx stack).
     #[arg(long)]
@@ -105,32 +107,6 @@ pub struct ClientArgs {
     /// Write one CSV line per probe (seq,size,pos,sent_ns,echoed,rtt_ns,…).
     #[arg(long, value_name = "FILE")]
     pub packets: Option<PathBuf>,
-}
-
-/// `10ms`, `500us`, `2s`, `1.5s`, `0`.
-pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?}: expected a time such as 10ms, 500us or 2s"))?;
-    let scale = match unit {
-        "ns" => 1e-9,
-        "us" | "µs" => 1e-6,
-        "ms" => 1e-3,
-        "s" => 1.0,
-        "m" | "min" => 60.0,
-        "" if v == 0.0 => 0.0,
-        _ => return Err(format!("{s:?}: unit must be ns, us, ms, s or min")),
-    };
-    let secs = v * scale;
-    if !secs.is_finite() || secs > 86_400.0 * 365.0 {
-        return Err(format!("{s:?}: out of range"));
-    }
-    Ok(Duration::from_secs_f64(secs))
 }
 
 pub fn probe(args: &ProbeArgs) -> Result<(), Failure> {
@@ -153,7 +129,7 @@ fn server(args: &ServerArgs) -> Result<(), Failure> {
         Some(rules) => {
             let names = weir_rules::Names::system();
             let mut e = crate::setup::build_engine(rules, &args.engine, &names)?;
-            if let Some(name) = &args.engine.iface {
+            if let Some(name) = &args.context.iface {
                 e.set_interfaces(&[Some(name.as_str())]);
             }
             Some(e)
@@ -234,20 +210,4 @@ fn client(args: &ClientArgs) -> Result<(), Failure> {
         )));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration;
-    use std::time::Duration;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("10ms"), Ok(Duration::from_millis(10)));
-        assert_eq!(parse_duration("500us"), Ok(Duration::from_micros(500)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
-        assert!(parse_duration("10").is_err());
-        assert!(parse_duration("fast").is_err());
-    }
 }

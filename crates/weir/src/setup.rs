@@ -1,7 +1,9 @@
 //! Start-up work shared by the commands: load a ruleset, build an engine,
 //! attach its log. Everything here runs once, never per packet.
 
-use crate::cli::{DirArg, DispatchArg, EngineArgs, LogFormatArg, TableArgs, VerdictArg};
+use crate::cli::{
+    ContextArgs, DirArg, DispatchArg, EngineArgs, LogFormatArg, TableArgs, VerdictArg,
+};
 use crate::counting::counted;
 use crate::outputs::{self, Output};
 use crate::Failure;
@@ -12,6 +14,7 @@ use weir_engine::{
     CompileOptions, DispatchKind, Engine, LogFormat, Logger, Policy, Program, Verdict,
 };
 use weir_io::output::{ErrorWatch, OutputError, Watched};
+use weir_pipeline::Placement;
 use weir_rules::ppp::FilterSet;
 use weir_rules::{Diagnostic, Names, Source};
 use weir_wire::{addr_to_u128, Direction};
@@ -81,36 +84,19 @@ impl From<VerdictArg> for Verdict {
     }
 }
 
-/// The direction a packet whose capture does not say takes: `--dir`, or
-/// else what `--me` says (to me: in, from me: out), or else in.
-pub fn default_direction(dir: Option<DirArg>, me: &[std::net::IpAddr]) -> DefaultDir {
-    DefaultDir {
-        dir: dir.map(Direction::from),
-        me: me.iter().map(|a| addr_to_u128(*a)).collect(),
-    }
+/// Where packets whose capture does not say come from and go: `--dir`,
+/// `--me`, `--iface`.
+pub fn placement(context: &ContextArgs, engine: &EngineArgs) -> Placement {
+    Placement::new(
+        context.dir.map(Direction::from),
+        &engine.me,
+        context.iface.clone(),
+    )
 }
 
-/// See [`default_direction`]; made once, used per packet without
-/// allocating.
-pub struct DefaultDir {
-    dir: Option<Direction>,
-    me: Vec<u128>,
-}
-
-impl DefaultDir {
-    #[inline]
-    pub fn of(&self, p: &weir_wire::Packet) -> Direction {
-        if let Some(d) = self.dir {
-            return d;
-        }
-        if self.me.contains(&p.dst) {
-            Direction::In
-        } else if self.me.contains(&p.src) {
-            Direction::Out
-        } else {
-            Direction::In
-        }
-    }
+/// A capture that cannot be read, named.
+pub fn capture_failure(path: &Path, e: weir_io::CaptureError) -> Failure {
+    Failure::Runtime(format!("{}: {e}", path.display()))
 }
 
 impl From<DirArg> for Direction {
@@ -224,25 +210,12 @@ impl LogOutput {
     }
 
     pub fn commit(self) -> Result<(), Failure> {
-        self.file.map_or(Ok(()), Output::commit)
+        Ok(self.file.map_or(Ok(()), Output::commit)?)
     }
 
     pub fn discard(self) -> Option<String> {
         self.file.and_then(Output::discard)
     }
-}
-
-/// Attaches a logger writing to stderr whose write errors `watch` keeps:
-/// for engines that reloads replace, which share one watch.
-pub fn attach_stderr_logger(
-    engine: &mut Engine,
-    format: LogFormat,
-    names: &Names,
-    watch: &ErrorWatch,
-) {
-    let out = Watched::reporting_to(io::stderr(), watch);
-    let logger = Logger::new(Box::new(out), format, names, &engine.program().rules);
-    engine.set_logger(logger);
 }
 
 /// Attaches a logger writing to `path`, or to stderr.

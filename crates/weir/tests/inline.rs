@@ -7,28 +7,19 @@
 //! when an assertion fails.
 
 mod common;
+mod netns;
 #[path = "../../weir-live/tests/promtool/mod.rs"]
 mod promtool;
 
-use rustix::process::{kill_process, Pid, Signal};
-use rustix::thread::{move_into_link_name_space, LinkNameSpaceType};
+use rustix::process::Signal;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::os::fd::AsFd;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-const SENDER: &str = "10.201.1.2";
-const RECEIVER: &str = "10.201.2.2";
-
-fn root() -> bool {
-    rustix::process::geteuid().is_root()
-}
 
 macro_rules! need_root {
     ($name:expr) => {
@@ -42,226 +33,7 @@ macro_rules! need_root {
     };
 }
 
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("run ip");
-    assert!(
-        out.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Sender — router — receiver. Dropping it deletes the namespaces (and so
-/// the veths and the nft table inside them).
-struct Net {
-    sender: String,
-    router: String,
-    receiver: String,
-}
-
-impl Net {
-    fn new(tag: &str) -> Net {
-        let pid = std::process::id();
-        let net = Net {
-            sender: format!("weiri-{pid}-{tag}-s"),
-            router: format!("weiri-{pid}-{tag}-r"),
-            receiver: format!("weiri-{pid}-{tag}-d"),
-        };
-        // From here on, a failed step still deletes what exists (Drop).
-        for ns in [&net.sender, &net.router, &net.receiver] {
-            ip(&["netns", "add", ns]);
-            ip(&["-n", ns, "link", "set", "lo", "up"]);
-        }
-        let (s, r, d) = (&net.sender, &net.router, &net.receiver);
-        ip(&[
-            "-n", r, "link", "add", "r1", "type", "veth", "peer", "name", "s0", "netns", s,
-        ]);
-        ip(&[
-            "-n", r, "link", "add", "r2", "type", "veth", "peer", "name", "d0", "netns", d,
-        ]);
-        ip(&["-n", s, "addr", "add", "10.201.1.2/24", "dev", "s0"]);
-        ip(&["-n", r, "addr", "add", "10.201.1.1/24", "dev", "r1"]);
-        ip(&["-n", r, "addr", "add", "10.201.2.1/24", "dev", "r2"]);
-        ip(&["-n", d, "addr", "add", "10.201.2.2/24", "dev", "d0"]);
-        for (ns, dev) in [(s, "s0"), (r, "r1"), (r, "r2"), (d, "d0")] {
-            ip(&["-n", ns, "link", "set", dev, "up"]);
-        }
-        ip(&["-n", s, "route", "add", "default", "via", "10.201.1.1"]);
-        ip(&["-n", d, "route", "add", "default", "via", "10.201.2.1"]);
-        net.exec_ok(r, &["sysctl", "-qw", "net.ipv4.ip_forward=1"]);
-        steer_into_queue(r);
-        // Neighbours resolved before the first counted packet (bypass: no
-        // queue is bound yet, so this ping is not counted by weir).
-        net.exec_ok(s, &["ping", "-c", "1", "-W", "2", RECEIVER]);
-        net
-    }
-
-    fn exec_ok(&self, ns: &str, args: &[&str]) {
-        let out = Command::new("ip")
-            .args(["netns", "exec", ns])
-            .args(args)
-            .output()
-            .expect("ip netns exec");
-        assert!(
-            out.status.success(),
-            "{}: {}{}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-}
-
-/// Forwarded traffic in namespace `ns` goes to queue 0, with `bypass`
-/// (accept while nothing is bound). nftables' `queue` expression when the
-/// kernel has it (CONFIG_NFT_QUEUE); otherwise the xtables NFQUEUE target
-/// through iptables(-nft), which the same nf_tables hook runs.
-fn steer_into_queue(ns: &str) {
-    let nft = "table inet weir {\n chain forward {\n  type filter hook forward priority 0; policy accept;\n  queue num 0 bypass\n }\n}\n";
-    let mut child = Command::new("ip")
-        .args(["netns", "exec", ns, "nft", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("run nft (install nftables)");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(nft.as_bytes())
-        .unwrap();
-    if child.wait().unwrap().success() {
-        return;
-    }
-    let out = Command::new("ip")
-        .args([
-            "netns", "exec", ns, "iptables", "-A", "FORWARD", "-j", "NFQUEUE",
-        ])
-        .args(["--queue-num", "0", "--queue-bypass"])
-        .output()
-        .expect("run iptables (install iptables)");
-    assert!(
-        out.status.success(),
-        "neither nft's queue nor iptables' NFQUEUE: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-impl Drop for Net {
-    fn drop(&mut self) {
-        for ns in [&self.sender, &self.router, &self.receiver] {
-            let _ = Command::new("ip")
-                .args(["netns", "del", ns])
-                .stderr(Stdio::null())
-                .status();
-        }
-    }
-}
-
-/// Runs `f` on a thread inside namespace `ns`; sockets it opens stay there.
-fn in_ns<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> T {
-    let path = format!("/run/netns/{ns}");
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            let file = std::fs::File::open(&path).expect("namespace file");
-            // setns changes only this thread.
-            move_into_link_name_space(file.as_fd(), Some(LinkNameSpaceType::Network))
-                .unwrap_or_else(|e| panic!("setns {path}: {e}"));
-            f()
-        })
-        .join()
-        .expect("namespace thread")
-    })
-}
-
-/// `weir inline` running in the router; killed on drop.
-struct Weir {
-    child: Child,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl Weir {
-    fn start(net: &Net, rules: &std::path::Path, extra: &[&str]) -> Weir {
-        let mut child = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &net.router,
-                common::bin(),
-                "inline",
-                "--queue",
-                "0",
-            ])
-            .args(extra)
-            .arg(rules)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn weir");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let (pipe, sink) = (child.stderr.take().unwrap(), Arc::clone(&stderr));
-        std::thread::spawn(move || {
-            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                let mut s = sink.lock().unwrap();
-                s.push_str(&line);
-                s.push('\n');
-            }
-        });
-        let w = Weir { child, stderr };
-        w.wait_for("weir: inline on queue 0");
-        w
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().clone()
-    }
-
-    fn wait_for(&self, text: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.stderr();
-            if let Some(at) = s.find(text) {
-                return s[at..].lines().next().unwrap_or_default().to_owned();
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "no {text:?} from weir; stderr:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// `ip netns exec` execs weir in place, so the child is weir itself.
-    fn signal(&self, sig: Signal) {
-        kill_process(Pid::from_child(&self.child), sig).expect("kill weir");
-    }
-
-    /// SIGTERM, then the JSON summary weir prints on its way out.
-    fn stop(mut self) -> (Value, String) {
-        self.signal(Signal::TERM);
-        let mut out = String::new();
-        self.child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        let status = self.child.wait().unwrap();
-        std::thread::sleep(Duration::from_millis(50)); // the stderr thread's last lines
-        let err = self.stderr();
-        assert!(status.success(), "weir exited {status}; stderr:\n{err}");
-        (serde_json::from_str(&out).expect("JSON summary"), err)
-    }
-}
-
-impl Drop for Weir {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use netns::{in_ns, root, Net, Weir, RECEIVER, SENDER};
 
 fn rules_file(dir: &tempfile::TempDir, text: &str) -> PathBuf {
     let p = dir.path().join("rules.conf");

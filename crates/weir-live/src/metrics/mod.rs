@@ -22,6 +22,8 @@ pub use server::{
 pub use slot::{slot, slots, Latest, Publisher, RENDER_INTERVAL};
 pub use snapshot::{Kind, RuleSample, Sample, Snapshot};
 
+use crate::nfqueue::Queue;
+use crate::reload::Reloader;
 use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -126,4 +128,93 @@ pub fn state_samples(engine: &Engine) -> Vec<Sample> {
             s.refused_limit,
         ),
     ]
+}
+
+/// The queue's and the reloader's counters, beside the engine's (the
+/// series `weir inline --metrics` serves besides every mode's).
+pub fn queue_samples(queue: &Queue, reload: &Reloader<Engine>, engine: &Engine) -> Vec<Sample> {
+    let k = queue.kernel_counters().unwrap_or_default();
+    let s = queue.stats;
+    let c = |name, help, labels, value| Sample {
+        name,
+        help,
+        kind: Kind::Counter,
+        labels,
+        value,
+    };
+    let g = |name, help, value| Sample {
+        name,
+        help,
+        kind: Kind::Gauge,
+        labels: "",
+        value,
+    };
+    let mut out = vec![
+        c(
+            "weir_queue_verdicts_total",
+            "Verdicts sent to the kernel.",
+            "verdict=\"accept\"",
+            s.accepted,
+        ),
+        c(
+            "weir_queue_verdicts_total",
+            "Verdicts sent to the kernel.",
+            "verdict=\"drop\"",
+            s.dropped,
+        ),
+        c(
+            "weir_queue_batches_total",
+            "Receive batches (one verdict send each).",
+            "",
+            s.batches,
+        ),
+        c(
+            "weir_queue_unparsed_total",
+            "Queue messages that were not a packet.",
+            "",
+            s.unparsed,
+        ),
+        c(
+            "weir_queue_verdict_errors_total",
+            "Verdicts the kernel refused.",
+            "",
+            s.verdict_errors,
+        ),
+        c(
+            "weir_queue_kernel_drops_total",
+            "Packets the kernel did not queue: queue full, or our socket buffer full.",
+            "reason=\"queue_full\"",
+            k.queue_dropped,
+        ),
+        c(
+            "weir_queue_kernel_drops_total",
+            "Packets the kernel did not queue: queue full, or our socket buffer full.",
+            "reason=\"socket_full\"",
+            k.user_dropped,
+        ),
+        g(
+            "weir_queue_waiting",
+            "Packets waiting in the kernel for a verdict.",
+            k.waiting,
+        ),
+        c(
+            "weir_reloads_total",
+            "Ruleset reloads.",
+            "result=\"ok\"",
+            reload.succeeded(),
+        ),
+        c(
+            "weir_reloads_total",
+            "Ruleset reloads.",
+            "result=\"error\"",
+            reload.failed(),
+        ),
+        g(
+            "weir_ruleset_rules",
+            "Rules in the running ruleset (the default rule included).",
+            engine.program().rules.len() as u64,
+        ),
+    ];
+    out.extend(state_samples(engine));
+    out
 }

@@ -1,0 +1,33 @@
+//! weir's one packet pipeline, for every mode:
+//!
+//! ```text
+//! Source ──batch of frames──► run loop: decode → place → Engine::decide ──► Sink
+//! (file, AF_PACKET ring,      (budget, stop signal, between-batch work)     (pass/drop files,
+//!  NFQUEUE; verdicts back)                                                  --annotate, --verdicts)
+//! ```
+//!
+//! [`source`] says what a source is and reads files; [`ring`] and
+//! [`queue`] adapt the live sources of `weir-capture` and `weir-live`;
+//! [`run`] is the loop; [`sink`] the per-packet outputs; [`report`] what a
+//! run prints at its end. The command line is wiring over these.
+#![forbid(unsafe_code)]
+
+pub mod labels;
+pub mod log;
+pub mod output;
+pub mod place;
+pub mod queue;
+pub mod report;
+pub mod ring;
+pub mod run;
+pub mod sink;
+pub mod source;
+pub mod stop;
+pub mod workers;
+
+pub use output::Output;
+pub use place::Placement;
+pub use run::{run, Between, Ended, Shared};
+pub use sink::{Decided, FileOutputs, Files, Sink};
+pub use source::{FileSource, Source};
+pub use stop::{Budget, Reason, Stop};
