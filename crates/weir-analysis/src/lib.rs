@@ -21,12 +21,14 @@ pub mod report;
 pub mod rules;
 pub mod search;
 pub mod space;
+pub mod trace;
 pub mod witness;
 
 pub use diff::{diff, Change, DiffOptions, DiffResult};
 pub use lint::lint;
 pub use report::{Finding, Kind, RuleRef, Witness};
 pub use search::{search, Goal, SearchResult};
+pub use trace::TraceChanges;
 pub use witness::Point;
 
 use weir_engine::Program;

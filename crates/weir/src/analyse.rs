@@ -3,18 +3,25 @@
 //! 0 nothing found, 1 findings (a packet found, a difference), 2 usage or
 //! rule-file errors.
 
+use crate::cli::ContextArgs;
 use crate::cli::EngineArgs;
-use crate::setup::{build_engine, load_tables};
+use crate::setup::{build_engine, capture_failure, load_tables, placement};
 use crate::{outputs, Failure};
 use clap::{Args, ValueEnum};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 use weir_analysis::report::{self, describe, verdict_word};
-use weir_analysis::{Analyser, DiffOptions, Goal, Point};
+use weir_analysis::{Analyser, DiffOptions, Goal, Point, TraceChanges};
 use weir_engine::{CompileOptions, Engine, Verdict};
-use weir_io::{CaptureWriter, Frame, Interface, PcapngWriter};
+use weir_io::output::OutputError;
+use weir_io::{CaptureWriter, Interface, PcapngWriter};
+use weir_pipeline::sink::{Discard, Out};
+use weir_pipeline::{
+    Between, Budget, Decided, FileSource, Output, Placement, Shared, Sink, Source, Stop,
+};
 use weir_rules::Names;
-use weir_wire::{LinkType, Packet};
+use weir_wire::{decode_with, LinkType};
 
 const EXIT_CODES: &str = "Exit status: 0 nothing found, 1 findings, 2 usage or rule-file errors.";
 
@@ -44,6 +51,8 @@ pub struct LintArgs {
     /// no packet can match.
     #[arg(short = 'r', value_name = "TRACE")]
     pub read: Option<PathBuf>,
+    #[command(flatten)]
+    pub context: ContextArgs,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -96,6 +105,8 @@ pub struct DiffArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
+    pub context: ContextArgs,
+    #[command(flatten)]
     pub engine: EngineArgs,
 }
 
@@ -111,7 +122,8 @@ pub fn lint(args: &LintArgs) -> Result<bool, Failure> {
         weir_analysis::lint(&mut a, engine.program(), engine.env()).map_err(runtime)?;
     if let Some(trace) = &args.read {
         let mut replayed = build_engine(&args.rules, &args.engine, &names)?;
-        replay_all(&mut replayed, trace, &args.engine)?;
+        let place = placement(&args.context, &args.engine);
+        replay(&mut replayed, &mut open_trace(trace)?, &place, Discard)?;
         let notes = weir_analysis::lint::unmatched_in_trace(
             engine.program(),
             &findings,
@@ -132,43 +144,36 @@ pub fn lint(args: &LintArgs) -> Result<bool, Failure> {
     Ok(!findings.is_empty())
 }
 
-type Reader = weir_io::CaptureReader<Box<dyn std::io::Read + Send>>;
+fn open_trace(trace: &Path) -> Result<FileSource<Reader>, Failure> {
+    let reader = weir_io::open_capture(trace).map_err(|e| capture_failure(trace, e))?;
+    Ok(FileSource::new(reader, trace.display().to_string()))
+}
 
-/// Every packet of a capture, decoded and placed as a replay places it,
-/// handed to `each` with its frame, the interfaces so far and their names.
-fn each_packet(
-    reader: &mut Reader,
-    trace: &Path,
-    args: &EngineArgs,
-    mut each: impl FnMut(&Frame<'_>, &[Interface], &[Option<&str>], &Packet) -> Result<(), Failure>,
-) -> Result<(), Failure> {
-    use crate::replay::{capture_failure, interface_names, place};
-    let default_dir = crate::setup::default_direction(args.dir, &args.me);
-    while let Some((frame, ifaces)) = reader
-        .next_with_interfaces()
-        .map_err(|e| capture_failure(trace, e))?
-    {
-        let names = interface_names(ifaces, args.iface.as_deref());
-        let mut p = weir_wire::decode(frame.link_type, frame.data, frame.orig_len);
-        place(&mut p, &frame, &default_dir);
-        each(&frame, ifaces, &names, &p)?;
+/// Replays `source` through `engine` into `sink` with `weir run`'s
+/// pipeline: the same decoding, placement and run loop.
+fn replay<S: Sink>(
+    engine: &mut Engine,
+    source: &mut FileSource<Reader>,
+    place: &Placement,
+    sink: S,
+) -> Result<S, Failure> {
+    let sink = Mutex::new(sink);
+    let (budget, stop) = (Budget::new(None), Stop::new(None));
+    let shared = Shared {
+        sink: &sink,
+        budget: &budget,
+        stop: &stop,
+        place,
+    };
+    let ended = weir_pipeline::run(source, engine, &shared, |_, _| Between::Go)?;
+    if let Some(why) = ended.input_error {
+        return Err(Failure::Runtime(why));
     }
-    Ok(())
+    let sink = sink.into_inner().unwrap_or_else(PoisonError::into_inner);
+    Ok(sink)
 }
 
-fn open_trace(trace: &Path) -> Result<Reader, Failure> {
-    weir_io::open_capture(trace).map_err(|e| crate::replay::capture_failure(trace, e))
-}
-
-/// Every packet of `trace` through `engine` (its counters are the point).
-fn replay_all(engine: &mut Engine, trace: &Path, args: &EngineArgs) -> Result<(), Failure> {
-    let mut reader = open_trace(trace)?;
-    each_packet(&mut reader, trace, args, |_, _, names, p| {
-        engine.set_interfaces(names);
-        engine.decide(p);
-        Ok(())
-    })
-}
+type Reader = Box<dyn std::io::Read + Send>;
 
 fn json_line(v: &serde_json::Value) -> String {
     let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
@@ -303,48 +308,72 @@ fn replay_diff(
     old: &mut Engine,
     new: &mut Engine,
 ) -> Result<BTreeMap<(u16, u16), u64>, Failure> {
-    let mut reader = open_trace(trace)?;
-    let format = reader.format();
-    let mut out = match &args.write {
-        Some(p) => {
-            Some(outputs::open(p)?.map(|w| CaptureWriter::mirror(w, format, reader.interfaces()))?)
-        }
+    let place = placement(&args.context, &args.engine);
+    let mut source = open_trace(trace)?;
+    let (format, ifaces) = (source.format(), source.interfaces());
+    let out = match &args.write {
+        Some(p) => Some(outputs::open(p)?.map(|w| CaptureWriter::mirror(w, format, ifaces))?),
         None => None,
     };
-    let mut counts = BTreeMap::new();
-    each_packet(
-        &mut reader,
-        trace,
-        &args.engine,
-        |frame, ifaces, names, p| {
-            old.set_interfaces(names);
-            new.set_interfaces(names);
-            let (x, y) = (old.decide(p), new.decide(p));
-            let rule = |e: &Engine, r: Option<usize>| {
-                r.map(|i| {
-                    (
-                        e.program().rules[i].number,
-                        e.program().rules[i].text.clone(),
-                    )
-                })
-            };
-            let (ro, rn) = (rule(old, x.rule), rule(new, y.rule));
-            if x.verdict != y.verdict || (args.rules && ro != rn) {
-                let number = |r: Option<(u16, String)>| r.map_or(0, |r| r.0);
-                *counts.entry((number(ro), number(rn))).or_insert(0) += 1;
-                if let Some(o) = &mut out {
-                    o.w.write(frame, ifaces, None).map_err(|e| o.fail(e))?;
-                }
-            }
-            Ok(())
-        },
-    )?;
-    if let Some(mut o) = out {
-        let done = o.w.finish_interfaces(reader.interfaces());
+    let redecode = !old.fields().contains(new.fields());
+    let sink = SecondOpinion {
+        new,
+        place: &place,
+        known_ifaces: usize::MAX,
+        redecode,
+        changes: TraceChanges::new(args.rules),
+        out,
+    };
+    let sink = replay(old, &mut source, &place, sink)?;
+    if let Some(mut o) = sink.out {
+        let done = o.w.finish_interfaces(source.interfaces());
         done.and_then(|()| o.w.flush()).map_err(|e| o.fail(e))?;
         o.commit()?;
     }
-    Ok(counts)
+    Ok(sink.changes.counts)
+}
+
+/// The new ruleset's decision on each packet the old one decided, as
+/// `weir run` would make it: decoded for the new rules' fields, placed,
+/// at the packet's time.
+struct SecondOpinion<'a> {
+    new: &'a mut Engine,
+    place: &'a Placement,
+    known_ifaces: usize,
+    /// The new rules read fields the old ones' decode skipped.
+    redecode: bool,
+    changes: TraceChanges,
+    out: Option<Output<CaptureWriter<Out>>>,
+}
+
+impl Sink for SecondOpinion<'_> {
+    fn packet(&mut self, d: &Decided<'_>) -> Result<(), OutputError> {
+        let (frame, new) = (d.frame, &mut *self.new);
+        if d.ifaces.len() != self.known_ifaces {
+            self.known_ifaces = d.ifaces.len();
+            new.set_interfaces(&self.place.interface_names(d.ifaces));
+        }
+        let mut p = *d.packet;
+        if self.redecode {
+            p = decode_with(frame.link_type, frame.data, frame.orig_len, new.fields());
+            self.place.place(&mut p, frame);
+        }
+        new.set_time(frame.ts_ns);
+        let y = new.decide(&p);
+        let changed = self
+            .changes
+            .record(d.engine.program(), d.decision, new.program(), &y);
+        match &mut self.out {
+            Some(o) if changed => o.w.write(frame, d.ifaces, None).map_err(|e| o.fail(e)),
+            _ => Ok(()),
+        }
+    }
+
+    fn reloaded(&mut self, _: &Engine) {}
+
+    fn finish(&mut self, _: &[Interface]) -> Result<(), OutputError> {
+        Ok(())
+    }
 }
 
 /// Witnesses as pcapng: one named interface per interface class, the

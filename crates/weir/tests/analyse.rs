@@ -278,3 +278,67 @@ fn lint_with_a_trace_keeps_unmatched_rules_apart_from_unreachable_ones() {
         "{text}"
     );
 }
+
+/// Numbers of the rules whose counter is 0 after `weir run --json`,
+/// the default rule aside.
+fn zero_counters(rules: &std::path::Path, trace: &std::path::Path, extra: &[&str]) -> Vec<u64> {
+    let mut args = vec![
+        "run",
+        rules.to_str().unwrap(),
+        "-r",
+        trace.to_str().unwrap(),
+    ];
+    args.extend(["--json", "-q"]);
+    args.extend(extra);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&weir(args))).expect("json");
+    v["weir"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i.get("rule"))
+        .filter(|r| r["counter"]["packets"] == 0 && r["number"] != 65535)
+        .map(|r| r["number"].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn lint_with_a_trace_agrees_with_the_counters_weir_run_leaves_at_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = gen_trace(dir.path(), "t.pcap", 3000, 5);
+    // Rules that direction and interface names decide, before a site's set.
+    let site = std::fs::read_to_string(repo("rules/realistic-100.rules")).unwrap();
+    let text = format!(
+        "10 count ip from any to any out\n20 count ip from any to any via em0\n\
+         30 count tcp from any to any out via em1\n{site}"
+    );
+    let rules = write_rules(dir.path(), &text);
+    let mut seen = Vec::new();
+    for placed in [
+        &[][..],
+        &["--dir", "out", "--iface", "em0"],
+        &["--iface", "em1", "--dir", "out"],
+    ] {
+        let mut args = vec!["-r", trace.to_str().unwrap()];
+        args.extend(placed);
+        let (code, f, _) = findings(rules.to_str().unwrap(), &args);
+        assert_eq!(code, Some(1));
+        // A rule no packet can match keeps its own finding instead of a note.
+        let mut unmatched: Vec<u64> = f
+            .iter()
+            .filter(|(k, _)| {
+                ["unmatched-in-trace", "unreachable", "never-matches"].contains(&k.as_str())
+            })
+            .map(|x| x.1)
+            .collect();
+        unmatched.sort_unstable();
+        unmatched.dedup();
+        assert_eq!(
+            unmatched,
+            zero_counters(&rules, &trace, placed),
+            "{placed:?}"
+        );
+        seen.push(unmatched);
+    }
+    // The placement flags reached both: each run left different rules unmatched.
+    assert!(seen[0] != seen[1] && seen[1] != seen[2], "{seen:?}");
+}
