@@ -16,6 +16,7 @@ pub mod bdd;
 pub mod diff;
 pub mod flow;
 pub mod lint;
+pub mod outcome;
 mod reach;
 pub mod report;
 pub mod rules;

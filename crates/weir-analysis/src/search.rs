@@ -22,6 +22,29 @@ pub struct Goal {
     pub decided_by: Option<u16>,
 }
 
+impl Goal {
+    /// From `--action WORD` (allow and deny name the verdict, any other
+    /// word the deciding rule's action) and `--decided-by N`.
+    pub fn new(action: Option<&str>, decided_by: Option<u16>) -> Goal {
+        let mut g = Goal {
+            decided_by,
+            ..Goal::default()
+        };
+        match action {
+            None => {}
+            Some("allow" | "accept" | "pass" | "permit") => g.verdict = Some(Verdict::Pass),
+            Some("deny" | "drop") => g.verdict = Some(Verdict::Drop),
+            Some(word) => g.action = Some(word.to_string()),
+        }
+        g
+    }
+}
+
+/// The one-rule ruleset a match body is compiled as, for [`search`].
+pub fn query_rule(body: &str) -> String {
+    format!("count {body}")
+}
+
 #[derive(Debug)]
 pub struct SearchResult {
     /// None: no packet fits (a proof when `caveat` is None).

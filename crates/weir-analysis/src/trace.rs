@@ -56,3 +56,55 @@ impl TraceChanges {
 fn rule(p: &Program, r: Option<usize>) -> Option<(u16, &str)> {
     r.map(|i| (p.rules[i].number, p.rules[i].text.as_str()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weir_engine::{CompileOptions, Verdict};
+
+    fn prog(text: &str) -> Program {
+        weir_engine::load(
+            text,
+            &weir_rules::Names::system(),
+            &CompileOptions::default(),
+        )
+        .unwrap()
+    }
+
+    fn decided(rule: usize, verdict: Verdict) -> Decision {
+        Decision {
+            rule: Some(rule),
+            verdict,
+        }
+    }
+
+    #[test]
+    fn counts_verdict_changes_and_with_rules_also_rule_changes() {
+        let old = prog("100 allow tcp from any to any\n200 deny ip from any to any\n");
+        let new = prog("100 allow tcp from any to any\n150 allow ip from any to any\n");
+        let (pass, drop) = (Verdict::Pass, Verdict::Drop);
+        for rules in [false, true] {
+            let mut t = TraceChanges::new(rules);
+            // The same rule on both sides, a moved pass, a flipped verdict.
+            assert!(!t.record(&old, &decided(0, pass), &new, &decided(0, pass)));
+            let moved = t.record(&old, &decided(0, pass), &new, &decided(1, pass));
+            assert_eq!(moved, rules);
+            assert!(t.record(&old, &decided(1, drop), &new, &decided(1, pass)));
+            let no_rule = Decision {
+                rule: None,
+                verdict: drop,
+            };
+            assert!(t.record(&old, &no_rule, &new, &decided(0, pass)));
+            let mut want = vec![(0, 100, 1), (200, 150, 1)];
+            if rules {
+                want.insert(1, (100, 150, 1));
+            }
+            let got: Vec<_> = t
+                .pairs()
+                .iter()
+                .map(|p| (p.old, p.new, p.packets))
+                .collect();
+            assert_eq!(got, want);
+        }
+    }
+}

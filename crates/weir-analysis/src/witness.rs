@@ -237,3 +237,30 @@ fn flag_names(flags: u8) -> String {
         on.join(",")
     }
 }
+
+/// Witnesses as pcapng into `w`: one named interface per interface class
+/// (`ifaces`, from [`crate::Analyser::interface_names`]), the direction in
+/// each packet's flags, so `weir explain` replays them as the analysis saw
+/// them.
+pub fn write_pcapng<'p, W: std::io::Write>(
+    w: W,
+    ifaces: &[Option<&str>],
+    points: impl IntoIterator<Item = &'p Point>,
+) -> std::io::Result<()> {
+    let mut w = weir_io::PcapngWriter::new(w)?;
+    for name in ifaces {
+        let iface = weir_io::Interface {
+            link_type: LinkType::RAW,
+            snaplen: 0,
+            name: name.map(str::to_string),
+        };
+        w.add_interface(&iface)?;
+    }
+    for p in points {
+        let f = p.frame();
+        let no_comments: [&str; 0] = [];
+        let iface = u32::from(p.iface_class);
+        w.write_frame(iface, 0, f.len() as u32, &f, p.dir(), no_comments)?;
+    }
+    w.flush()
+}

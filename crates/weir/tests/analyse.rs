@@ -233,6 +233,20 @@ fn diff_finds_what_an_edit_changes_and_its_witnesses_replay() {
         "{}",
         stdout(&out)
     );
+    let out = weir([
+        "diff",
+        "--json",
+        old.to_str().unwrap(),
+        moved.to_str().unwrap(),
+        "-r",
+        both.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(
+        v["trace"],
+        serde_json::json!([{ "old": 100, "new": 50, "packets": 1 }])
+    );
+    assert_eq!(v["changes"].as_array().map(Vec::len), Some(1), "{v}");
     let ex = explain(&moved, &only, 1);
     assert!(stdout(&ex).contains("decided by rule 00050 (deny): drop"));
     let out = explain(&moved, &only, 2);
