@@ -41,8 +41,11 @@ enum Op {
     AndNot = 3,
 }
 
-/// The computed-table tag of `ite` (after the binary operations').
+/// The computed-table tags of `ite`, `subset` and `intersects` (after
+/// the binary operations').
 const ITE: u32 = 4;
+const SUBSET: u32 = 5;
+const MEETS: u32 = 6;
 
 /// The node table: every diagram made lives here.
 pub struct Bdd {
@@ -251,13 +254,45 @@ impl Bdd {
         r
     }
 
-    /// `a ⊆ b`.
+    /// `a ⊆ b`, answered without making nodes: the walk stops at the
+    /// first path `a` has and `b` lacks (where `minus` would build the
+    /// whole difference).
     pub fn subset(&mut self, a: Set, b: Set) -> bool {
-        self.minus(a, b) == FALSE
+        if a == FALSE || b == TRUE || a == b {
+            return true;
+        }
+        if a == TRUE || b == FALSE {
+            return false;
+        }
+        if let Some(r) = self.cached(SUBSET, a, b, 0) {
+            return r == TRUE;
+        }
+        let var = self.top(a).min(self.top(b));
+        let (a0, a1) = self.branches(a, var);
+        let (b0, b1) = self.branches(b, var);
+        let r = self.subset(a0, b0) && self.subset(a1, b1);
+        self.remember(SUBSET, a, b, 0, Set::from(r));
+        r
     }
 
+    /// Whether `a` and `b` share a packet, without making nodes.
     pub fn intersects(&mut self, a: Set, b: Set) -> bool {
-        self.and(a, b) != FALSE
+        if a == FALSE || b == FALSE {
+            return false;
+        }
+        if a == TRUE || b == TRUE || a == b {
+            return true;
+        }
+        let (a, b) = if a > b { (b, a) } else { (a, b) };
+        if let Some(r) = self.cached(MEETS, a, b, 0) {
+            return r == TRUE;
+        }
+        let var = self.top(a).min(self.top(b));
+        let (a0, a1) = self.branches(a, var);
+        let (b0, b1) = self.branches(b, var);
+        let r = self.intersects(a0, b0) || self.intersects(a1, b1);
+        self.remember(MEETS, a, b, 0, Set::from(r));
+        r
     }
 
     pub fn any(&mut self, sets: impl IntoIterator<Item = Set>) -> Set {
@@ -606,6 +641,47 @@ mod tests {
         assert_eq!(b.count(xz), 64.0);
         assert!(xy >= keep as Set && z >= keep as Set);
         assert_eq!(b.and(x, x), x);
+    }
+
+    /// A union of cubes over 6 variables: each cube a list of
+    /// (variable, value) literals.
+    fn union(b: &mut Bdd, cubes: &[Vec<(u16, bool)>]) -> Set {
+        let mut u = FALSE;
+        for c in cubes {
+            let mut x = TRUE;
+            for &(v, val) in c {
+                let l = b.var(v, val);
+                x = b.and(x, l);
+            }
+            u = b.or(u, x);
+        }
+        u
+    }
+
+    fn cubes() -> impl proptest::strategy::Strategy<Value = Vec<Vec<(u16, bool)>>> {
+        use proptest::prelude::*;
+        prop::collection::vec(prop::collection::vec((0u16..6, any::<bool>()), 0..4), 0..5)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn subset_and_intersects_agree_with_every_assignment(x in cubes(), y in cubes()) {
+            let mut b = Bdd::new(6);
+            let (a, c) = (union(&mut b, &x), union(&mut b, &y));
+            let made = b.len();
+            let (sub, meets) = (b.subset(a, c), b.intersects(a, c));
+            proptest::prop_assert_eq!(b.len(), made, "no nodes made");
+            let (mut want_sub, mut want_meets) = (true, false);
+            for n in 0..64u32 {
+                let bits: Vec<bool> = (0..6).map(|v| n >> v & 1 == 1).collect();
+                let (in_a, in_c) = (b.contains(a, &bits), b.contains(c, &bits));
+                want_sub &= !in_a || in_c;
+                want_meets |= in_a && in_c;
+            }
+            proptest::prop_assert_eq!(sub, want_sub);
+            proptest::prop_assert_eq!(meets, want_meets);
+            proptest::prop_assert_eq!(sub, b.minus(a, c) == FALSE);
+        }
     }
 
     #[test]

@@ -173,8 +173,14 @@ fn uncovered(
         _ => None,
     };
     let made = s.bdd.len();
-    let mut drawn = budget.is_none();
-    let budget = budget.unwrap_or(usize::MAX);
+    // Draws again each time the work done doubles: what is left shrinks
+    // towards the packets no earlier rule takes, so a later draw finds
+    // one where an early draw did not, long before the exact difference
+    // is done.
+    let (mut nodes, mut step_goal) = match budget {
+        Some(b) => (b, STEPS),
+        None => (usize::MAX, usize::MAX),
+    };
     let mut left = x;
     let mut steps = 0;
     for j in (0..i).rev() {
@@ -185,8 +191,9 @@ fn uncovered(
             left = s.bdd.minus(left, sure);
             steps += 1;
         }
-        if !drawn && (s.bdd.len() - made >= budget || steps >= STEPS) {
-            drawn = true;
+        if s.bdd.len() - made >= nodes || steps >= step_goal {
+            nodes = nodes.saturating_mul(2);
+            step_goal = step_goal.saturating_mul(2);
             let earlier: Vec<(&Cube, Set)> = (0..j)
                 .filter_map(|k| takes(k).map(|e| (&m.cubes[k], e)))
                 .collect();
