@@ -20,8 +20,10 @@ use crate::clock::{ticks, Clock};
 use crate::observe::RuleTimer;
 use serde::Serialize;
 use std::hint::black_box;
+use std::path::Path;
 use std::time::{Duration, Instant};
-use weir_engine::{CostCounter, Engine};
+use weir_engine::{CostCounter, Engine, LogFormat, Logger};
+use weir_rules::Names;
 use weir_stats::cdf::{self, Line, Panel, Scale};
 use weir_stats::{median, quantile};
 use weir_wire::Packet;
@@ -38,6 +40,16 @@ pub struct Options {
     pub length: Length,
     /// At most this many per-packet samples are kept (rounds × packets).
     pub max_samples: usize,
+}
+
+impl Length {
+    /// For `duration` if given, else `rounds` (at least one).
+    pub fn of(duration: Option<Duration>, rounds: u32) -> Length {
+        match duration {
+            Some(d) => Length::Duration(d),
+            None => Length::Rounds(rounds.max(1)),
+        }
+    }
 }
 
 impl Default for Options {
@@ -102,6 +114,32 @@ pub struct BenchReport {
     /// Sorted per-packet samples in ns, for the CDF plot (not serialised).
     #[serde(skip)]
     pub sorted_ns: Vec<f32>,
+}
+
+/// Packets per `decide_batch` call in [`timed_passes`].
+const DECIDE_BATCH: usize = 256;
+
+/// `weir classbench`'s loop: `passes` timed passes over `packets` in
+/// batches, as a capture or queue delivers them (the classifier
+/// interleaves their walks); ns per packet of each pass, sorted.
+pub fn timed_passes(engine: &mut Engine, packets: &[Packet], passes: u32) -> Vec<f64> {
+    let mut per_packet = Vec::with_capacity(passes as usize);
+    let mut decisions = Vec::with_capacity(DECIDE_BATCH);
+    for _ in 0..passes {
+        let start = Instant::now();
+        let mut sum = 0usize;
+        for chunk in packets.chunks(DECIDE_BATCH) {
+            engine.decide_batch(black_box(chunk), &mut decisions);
+            for d in &decisions {
+                sum = sum.wrapping_add(d.rule.unwrap_or(0));
+            }
+        }
+        black_box(sum);
+        let ns = start.elapsed().as_nanos() as f64;
+        per_packet.push(ns / packets.len().max(1) as f64);
+    }
+    per_packet.sort_by(f64::total_cmp);
+    per_packet
 }
 
 /// Runs the phases on `engine` over `packets`.
@@ -218,7 +256,59 @@ pub fn run(engine: &mut Engine, packets: &[Packet], opts: &Options) -> BenchRepo
     }
 }
 
+/// The report with the ruleset and trace it measured (`--json`).
+#[derive(Serialize)]
+struct Named<'a> {
+    #[serde(flatten)]
+    report: &'a BenchReport,
+    ruleset: String,
+    trace: String,
+}
+
+/// Gives `log` rules a logger that formats into a buffer in front of
+/// `io::sink()`: the cost of logging is measured, and nothing is written.
+pub fn discard_logs(engine: &mut Engine, names: &Names) {
+    if engine.program().rules.iter().any(|r| r.log_limit.is_some()) {
+        let sink = Box::new(std::io::sink());
+        let logger = Logger::new(sink, LogFormat::Text, names, &engine.program().rules);
+        engine.set_logger(logger);
+    }
+}
+
 impl BenchReport {
+    /// The report as one JSON line naming the ruleset and trace (keys
+    /// sorted, as `serde_json::Value` keeps them).
+    pub fn json(&self, ruleset: &Path, trace: &Path) -> serde_json::Result<String> {
+        let named = Named {
+            report: self,
+            ruleset: ruleset.display().to_string(),
+            trace: trace.display().to_string(),
+        };
+        Ok(format!("{}\n", serde_json::to_value(named)?))
+    }
+
+    /// The report for people, headed by the command that made it.
+    pub fn text_for(&self, ruleset: &Path, trace: &Path) -> String {
+        format!(
+            "weir bench {} -r {}\n{}",
+            ruleset.display(),
+            trace.display(),
+            self.text()
+        )
+    }
+
+    /// The plot's title: what was measured, on what.
+    pub fn plot_title(&self, ruleset: &Path, trace: &Path) -> String {
+        format!(
+            "weir bench: {} on {} ({} packets, {:?} dispatch)",
+            ruleset.display(),
+            trace.display(),
+            self.packets,
+            self.dispatch
+        )
+        .to_lowercase()
+    }
+
     /// The CDF of per-packet cost as an SVG document, marked at the
     /// percentiles the report prints.
     pub fn plot(&self, title: &str) -> String {

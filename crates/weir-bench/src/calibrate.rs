@@ -45,9 +45,27 @@ pub struct Options {
     pub peer: bool,
     /// Where the harness and its trace are built.
     pub work_dir: PathBuf,
+    /// Remove `work_dir` when the run ends (it was made for this run).
+    pub temporary: bool,
 }
 
 impl Options {
+    /// The sweep `quick` asks for, built in `work_dir`, or else in a fresh
+    /// temporary directory removed when the run ends.
+    pub fn new(quick: bool, work_dir: Option<PathBuf>) -> Options {
+        let temporary = work_dir.is_none();
+        let dir = work_dir.unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("weir-calibrate-{}", std::process::id()))
+        });
+        let mut opts = if quick {
+            Options::quick(dir)
+        } else {
+            Options::full(dir)
+        };
+        opts.temporary = temporary;
+        opts
+    }
+
     /// The full sweep: about a minute.
     pub fn full(work_dir: PathBuf) -> Options {
         Options {
@@ -59,6 +77,7 @@ impl Options {
             bpf_clauses: vec![1, 2, 4, 8, 16, 32, 64],
             peer: true,
             work_dir,
+            temporary: false,
         }
     }
 
@@ -73,6 +92,7 @@ impl Options {
             bpf_clauses: vec![1, 8, 64],
             peer: true,
             work_dir,
+            temporary: false,
         }
     }
 }
@@ -306,6 +326,9 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> CalibrateReport {
     } else {
         skipped("not asked for (--no-peer)".into())
     };
+    if opts.temporary {
+        let _ = std::fs::remove_dir_all(&opts.work_dir);
+    }
     CalibrateReport {
         clock,
         packets: packets.len(),
@@ -408,6 +431,14 @@ fn measure_bpf(opts: &Options, raw: &[Vec<u8>], progress: &mut dyn FnMut(&str)) 
 }
 
 impl CalibrateReport {
+    /// Why the libpcap peer was not measured, if it was not.
+    pub fn peer_skipped(&self) -> Option<&str> {
+        match self.bpf.status {
+            "measured" => None,
+            _ => Some(self.bpf.reason.as_deref().unwrap_or("")),
+        }
+    }
+
     /// The cost table for people, beside ipfw 2009 and libpcap.
     pub fn text(&self) -> String {
         use std::fmt::Write;

@@ -402,6 +402,11 @@ pub fn filters(kind: Kind, n: usize, seed: u64) -> Vec<Filter> {
 const FROM_FILTER: u32 = 75;
 const REPEAT: u32 = 15;
 
+/// The trace's seed, derived from the set's, so one seed names both.
+pub fn trace_seed(seed: u64) -> u64 {
+    seed ^ 0x7472_6163_6521_2121
+}
+
 /// `n` headers for `filters`, reproducible from `seed`.
 pub fn trace(filters: &[Filter], n: usize, seed: u64) -> Vec<Header> {
     let mut rng = Rng::new(seed);

@@ -19,6 +19,7 @@
 pub mod gen;
 pub mod parse;
 pub mod reference;
+pub mod report;
 pub mod to_weir;
 
 pub use parse::{parse_filters, parse_trace, Filter, Header, ParseError, Prefix};

@@ -13,6 +13,7 @@ mod compile;
 mod engine;
 mod eval;
 mod explain;
+mod explain_text;
 mod log;
 mod opcodes;
 mod ops;
@@ -29,6 +30,7 @@ pub use eval::{
     Walk, MAX_CALLS,
 };
 pub use explain::{CostCounter, RuleTrace, Trace};
+pub use explain_text::{describe_packet, explain_packet};
 pub use log::{LogFormat, Logger};
 pub use ops::{iface_matches, packet_class, Ctx, Dispatch, Env, MatchDispatch, TableDispatch};
 pub use program::*;

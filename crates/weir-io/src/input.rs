@@ -46,10 +46,18 @@ impl<R: Read> Input<R> {
     /// Makes at least `need` unconsumed bytes available unless the input ends
     /// first; returns how many are available (may be less than `need` only at
     /// end of input).
+    // The check is inlined into each record's read; the refill, once per
+    // megabyte, is not (callgrind: the call cost ~20 instructions a frame).
+    #[inline]
     pub(crate) fn fill(&mut self, need: usize) -> io::Result<usize> {
         if self.end - self.start >= need {
             return Ok(self.end - self.start);
         }
+        self.refill(need)
+    }
+
+    #[inline(never)]
+    fn refill(&mut self, need: usize) -> io::Result<usize> {
         if self.start + need > self.buf.len() {
             self.buf.copy_within(self.start..self.end, 0);
             self.base += self.start as u64;

@@ -86,7 +86,12 @@ pub(crate) fn next_record<R: Read>(
     if n < RECORD_HEADER_LEN {
         return Err(truncated());
     }
-    let h = input.avail();
+    // A copy of fixed size, so the four loads below need no bounds checks.
+    let h: [u8; RECORD_HEADER_LEN] = match input.avail().first_chunk() {
+        Some(h) => *h,
+        None => return Err(truncated()),
+    };
+    let h = &h[..];
     let e = st.endian;
     let sec = u64::from(e.u32(h, 0));
     let frac = u64::from(e.u32(h, 4));

@@ -22,7 +22,8 @@ pub mod ring;
 pub mod run;
 pub mod sink;
 pub mod source;
-pub mod stop;
+/// The stop signal and `-c` budget, shared with `weir probe`.
+pub use weir_stop as stop;
 pub mod workers;
 
 pub use output::Output;

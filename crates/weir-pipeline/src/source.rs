@@ -5,10 +5,12 @@
 //! it). The file source is here; the AF_PACKET ring and NFQUEUE adapters
 //! are in `ring` and `queue`.
 
+use crate::place::Placement;
 use crate::stop::Budget;
 use std::io::Read;
 use weir_engine::Verdict;
-use weir_io::{CaptureReader, Format, Frame, Interface};
+use weir_io::{CaptureError, CaptureReader, Format, Frame, Interface};
+use weir_wire::{decode, Packet};
 
 /// A stream of frame batches.
 pub trait Source {
@@ -31,6 +33,25 @@ pub trait Source {
 /// Frames read per batch from a file: enough to make the batch's lock and
 /// bookkeeping vanish, few enough that a failed output stops soon.
 pub const FILE_BATCH: u64 = 256;
+
+/// Decodes and places up to `limit` frames of a capture into memory (for
+/// `weir bench`, which then times only the engine).
+pub fn decode_all<R: Read>(
+    reader: &mut CaptureReader<R>,
+    place: &Placement,
+    limit: u64,
+) -> Result<Vec<Packet>, CaptureError> {
+    let mut packets = Vec::new();
+    while (packets.len() as u64) < limit {
+        let Some((frame, _)) = reader.next_with_interfaces()? else {
+            break;
+        };
+        let mut p = decode(frame.link_type, frame.data, frame.orig_len);
+        place.place(&mut p, &frame);
+        packets.push(p);
+    }
+    Ok(packets)
+}
 
 /// A pcap or pcapng file (or stdin), read in order.
 pub struct FileSource<R: Read> {

@@ -132,6 +132,16 @@ impl ClientRun {
     pub fn lost(&self) -> u64 {
         self.samples.len() as u64 - self.received()
     }
+
+    /// What to tell the user when probes went out and none came back.
+    pub fn no_echo(&self, server: SocketAddr) -> Option<String> {
+        (self.received() == 0 && self.sent() > 0).then(|| {
+            format!(
+                "no echo from {server} ({} probes sent): is `weir probe server` running there?",
+                self.sent()
+            )
+        })
+    }
 }
 
 struct Client {

@@ -119,6 +119,14 @@ impl ClientReport {
     }
 
     /// The table, as text. Metric groups nobody measured are left out.
+    /// The report as printed: pretty JSON, or the table.
+    pub fn render(&self, json: bool) -> serde_json::Result<String> {
+        match json {
+            true => Ok(serde_json::to_string_pretty(self)? + "\n"),
+            false => Ok(self.table()),
+        }
+    }
+
     pub fn table(&self) -> String {
         type Pick = fn(&Row) -> Option<Summary>;
         let groups: [(&str, Pick); 5] = [
@@ -261,6 +269,11 @@ impl ServerReport {
             elapsed_s: st.elapsed.as_secs_f64(),
             quantiles: weir_stats::METHOD,
         }
+    }
+
+    /// The filter's counters, for the line after the summary.
+    pub fn filter_line(packets: u64, passed: u64, dropped: u64) -> String {
+        format!("filter: {packets} packets decided, {passed} passed, {dropped} dropped")
     }
 
     /// Closing lines for stderr.

@@ -11,6 +11,7 @@ use crate::Error;
 use std::io;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
+use weir_stop::Stop;
 use weir_wire::{addr_to_u128, Direction, Packet, L3};
 
 /// How long a blocked receive waits before the loop looks at its stop
@@ -87,6 +88,9 @@ pub struct Server {
     sock: UdpSocket,
     local: SocketAddr,
     cfg: ServerConfig,
+    /// SIGINT/SIGTERM; the receive timeout (`POLL`) makes a blocked
+    /// `recvmsg` return so the loop sees it.
+    stop: Stop,
 }
 
 impl Server {
@@ -99,10 +103,16 @@ impl Server {
         sock.set_read_timeout(Some(POLL))
             .map_err(|e| Error::Io("SO_RCVTIMEO", e))?;
         sys::warm_up_timestamping();
-        if cfg.handle_signals {
-            sys::install_stop_handler().map_err(|e| Error::Io("sigaction", e))?;
-        }
-        Ok(Server { sock, local, cfg })
+        let stop = match cfg.handle_signals {
+            true => Stop::on_signals(None).map_err(|e| Error::Io("sigaction", e))?,
+            false => Stop::new(None),
+        };
+        Ok(Server {
+            sock,
+            local,
+            cfg,
+            stop,
+        })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -133,8 +143,8 @@ impl Server {
         let start = Instant::now();
         let deadline = self.cfg.duration.map(|d| start + d);
         st.stopped_by = loop {
-            if self.cfg.handle_signals && sys::stop_requested() {
-                break "signal";
+            if self.stop.requested() {
+                break self.stop.reason().name();
             }
             if self.cfg.count.is_some_and(|n| st.datagrams >= n) {
                 break "count";

@@ -1,5 +1,5 @@
 //! The one module that talks to the kernel: socket options, `recvmsg` with
-//! control messages, the error queue, `clock_gettime`, signal handlers.
+//! control messages, the error queue, `clock_gettime`.
 //!
 //! Everything here is a thin, allocation-free wrapper; callers above stay
 //! safe Rust. Every `unsafe` block says why it is sound.
@@ -8,7 +8,6 @@ use std::io;
 use std::mem::{size_of, zeroed, MaybeUninit};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// `SO_EE_ORIGIN_TIMESTAMPING` from linux/errqueue.h.
 const SO_EE_ORIGIN_TIMESTAMPING: u8 = 4;
@@ -319,38 +318,6 @@ pub fn warm_up_timestamping() {
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-}
-
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_stop(_: libc::c_int) {
-    STOP.store(true, Ordering::Relaxed);
-}
-
-/// Makes SIGINT and SIGTERM set a flag (see [`stop_requested`]) instead of
-/// killing the process. No `SA_RESTART`: a blocked `recvmsg` returns EINTR.
-pub fn install_stop_handler() -> io::Result<()> {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: all-zero sigaction is valid; we set a handler that only
-        // stores to an atomic (async-signal-safe) and an empty mask.
-        let rc = unsafe {
-            let mut sa: libc::sigaction = zeroed();
-            sa.sa_sigaction = on_stop as extern "C" fn(libc::c_int) as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            sa.sa_flags = 0;
-            libc::sigaction(sig, &sa, std::ptr::null_mut())
-        };
-        if rc != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
-/// True once SIGINT or SIGTERM arrived after [`install_stop_handler`].
-#[inline]
-pub fn stop_requested() -> bool {
-    STOP.load(Ordering::Relaxed)
 }
 
 #[cfg(test)]

@@ -6,18 +6,18 @@
 
 use crate::cli::EngineArgs;
 use crate::outputs;
-use crate::setup::build_engine;
-use crate::setup::{capture_failure, placement};
+use crate::setup::{build_engine, capture_failure, placement};
 use crate::Failure;
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
 use weir_bench::{bench, calibrate};
-use weir_engine::Logger;
+use weir_engine::Engine;
 use weir_io::open_capture;
 use weir_io::output::Endpoint;
+use weir_pipeline::source::decode_all;
 use weir_rules::Names;
-use weir_wire::{decode, Packet};
+use weir_wire::Packet;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
@@ -87,120 +87,59 @@ pub struct CalibrateArgs {
 }
 
 /// Decodes the capture into memory: the only I/O `bench` does.
-fn load_packets(
-    args: &BenchArgs,
-    engine: &mut weir_engine::Engine,
-) -> Result<Vec<Packet>, Failure> {
+fn load_packets(args: &BenchArgs, engine: &mut Engine) -> Result<Vec<Packet>, Failure> {
     let mut reader = open_capture(&args.read).map_err(|e| capture_failure(&args.read, e))?;
     let place = placement(&args.context, &args.engine);
     let limit = args.count.unwrap_or(u64::MAX);
-    let mut packets = Vec::new();
-    while (packets.len() as u64) < limit {
-        let (frame, _) = match reader.next_with_interfaces() {
-            Ok(Some(x)) => x,
-            Ok(None) => break,
-            Err(e) => return Err(capture_failure(&args.read, e)),
-        };
-        let mut p = decode(frame.link_type, frame.data, frame.orig_len);
-        place.place(&mut p, &frame);
-        packets.push(p);
-    }
+    let packets = decode_all(&mut reader, &place, limit);
+    let packets = packets.map_err(|e| capture_failure(&args.read, e))?;
     engine.set_interfaces(&place.interface_names(reader.interfaces()));
     Ok(packets)
 }
 
 pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
-    if let Some(plot) = &args.plot {
-        let ins = [
-            Endpoint::new("the ruleset", &args.rules),
-            Endpoint::new("-r", &args.read),
-        ];
-        outputs::refuse_clashes(&ins, &[Endpoint::new("--plot", plot)])?;
-    }
+    let (rules, trace) = (&args.rules, &args.read);
+    let ins = [
+        Endpoint::new("the ruleset", rules),
+        Endpoint::new("-r", trace),
+    ];
+    outputs::refuse_clashes(&ins, &outputs::given(&[("--plot", &args.plot)]))?;
     let names = Names::system();
-    let mut engine = build_engine(&args.rules, &args.engine, &names)?;
-    if engine.program().rules.iter().any(|r| r.log_limit.is_some()) {
-        let sink = Box::new(std::io::sink());
-        let format = weir_engine::LogFormat::Text;
-        engine.set_logger(Logger::new(sink, format, &names, &engine.program().rules));
-    }
+    let mut engine = build_engine(rules, &args.engine, &names)?;
+    bench::discard_logs(&mut engine, &names);
     let packets = load_packets(args, &mut engine)?;
     if packets.is_empty() {
-        return Err(Failure::Usage(format!(
-            "{}: no packets to replay",
-            args.read.display()
-        )));
+        let empty = format!("{}: no packets to replay", trace.display());
+        return Err(Failure::Usage(empty));
     }
-    let length = match args.duration {
-        Some(d) => bench::Length::Duration(d),
-        None => bench::Length::Rounds(args.rounds.max(1)),
-    };
     let opts = bench::Options {
-        length,
+        length: bench::Length::of(args.duration, args.rounds),
         ..Default::default()
     };
     let report = bench::run(&mut engine, &packets, &opts);
     if let Some(path) = &args.plot {
-        let title = format!(
-            "weir bench: {} on {} ({} packets, {:?} dispatch)",
-            args.rules.display(),
-            args.read.display(),
-            report.packets,
-            report.dispatch
-        )
-        .to_lowercase();
-        let mut out = outputs::open(path)?;
-        out.write_text(&report.plot(&title))?;
-        out.commit()?;
+        outputs::written(path, &report.plot(&report.plot_title(rules, trace)))?.commit()?;
     }
     if args.json {
-        let mut v = serde_json::to_value(&report).map_err(|e| Failure::Runtime(e.to_string()))?;
-        v["ruleset"] = args.rules.display().to_string().into();
-        v["trace"] = args.read.display().to_string().into();
-        outputs::print(&format!("{v}\n"))
+        outputs::print(&report.json(rules, trace)?)
     } else {
-        outputs::print(&format!(
-            "weir bench {} -r {}\n{}",
-            args.rules.display(),
-            args.read.display(),
-            report.text()
-        ))
+        outputs::print(&report.text_for(rules, trace))
     }
 }
 
 pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
-    let (work_dir, temporary) = match &args.work_dir {
-        Some(d) => (d.clone(), false),
-        None => (
-            std::env::temp_dir().join(format!("weir-calibrate-{}", std::process::id())),
-            true,
-        ),
-    };
-    let mut opts = if args.quick {
-        calibrate::Options::quick(work_dir.clone())
-    } else {
-        calibrate::Options::full(work_dir.clone())
-    };
-    if let Some(r) = args.reps {
-        opts.reps = r.max(1);
-    }
+    let mut opts = calibrate::Options::new(args.quick, args.work_dir.clone());
+    opts.reps = args.reps.map_or(opts.reps, |r| r.max(1));
     opts.peer = !args.no_peer;
     // Progress lines: a full or closed stderr does not stop the sweep.
     let report = calibrate::run(&opts, &mut |line| {
         outputs::note_quietly(&format!("weir calibrate: {line}"));
     });
-    if temporary {
-        let _ = std::fs::remove_dir_all(&work_dir);
-    }
-    if report.bpf.status != "measured" {
-        outputs::note(&format!(
-            "weir calibrate: libpcap peer skipped: {}",
-            report.bpf.reason.as_deref().unwrap_or("")
-        ))?;
+    if let Some(reason) = report.peer_skipped() {
+        outputs::note(&format!("weir calibrate: libpcap peer skipped: {reason}"))?;
     }
     if args.json {
-        let v = serde_json::to_value(&report).map_err(|e| Failure::Runtime(e.to_string()))?;
-        outputs::print(&format!("{v}\n"))
+        outputs::print(&format!("{}\n", serde_json::to_value(&report)?))
     } else {
         outputs::print(&report.text())
     }

@@ -50,6 +50,13 @@ impl From<OutputError> for Failure {
     }
 }
 
+/// A report that would not serialise.
+impl From<serde_json::Error> for Failure {
+    fn from(e: serde_json::Error) -> Failure {
+        Failure::Runtime(e.to_string())
+    }
+}
+
 impl Failure {
     /// A failed write to the output called `what`.
     pub fn from_io(what: &str, e: std::io::Error) -> Failure {

@@ -155,6 +155,14 @@ pub fn open(path: &Path) -> Result<Output<Box<dyn Write + Send>>, Failure> {
     Ok(Output::new(counted(sink), pending))
 }
 
+/// An output holding `text`, yet to be committed (so several appear
+/// together, or none).
+pub fn written(path: &Path, text: &str) -> Result<Output<Box<dyn Write + Send>>, Failure> {
+    let mut out = open(path)?;
+    out.write_text(text)?;
+    Ok(out)
+}
+
 /// Writes `text` to stdout and flushes it; a closed pipe or a full disk
 /// comes back as a failure naming stdout, never a panic.
 pub fn print(text: &str) -> Result<(), Failure> {

@@ -1,6 +1,13 @@
 //! The one stop signal of every mode: SIGINT/SIGTERM (when asked for),
 //! a deadline, a spent `-c` budget or a failure. The first reason wins;
-//! workers look at it between batches, never per packet.
+//! the pipeline's workers look at it between batches, never per packet,
+//! and `weir probe server` between datagrams.
+//!
+//! The handler is signal-hook's, installed with `SA_RESTART`. A loop that
+//! blocks in a receive must give that receive a timeout (`SO_RCVTIMEO`,
+//! or `poll` with one): Linux never restarts such a call after a handler
+//! (signal(7)), so it returns `EINTR` and the loop looks at the flag.
+#![forbid(unsafe_code)]
 
 use serde::Serialize;
 use std::io;
