@@ -356,3 +356,27 @@ fn lint_with_a_trace_agrees_with_the_counters_weir_run_leaves_at_zero() {
     // The placement flags reached both: each run left different rules unmatched.
     assert!(seen[0] != seen[1] && seen[1] != seen[2], "{seen:?}");
 }
+
+#[test]
+fn a_witness_file_may_not_be_an_input_or_share_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo("rules/shadowed.rules")).unwrap();
+    let old = write_rules(dir.path(), &text);
+    let new = dir.path().join("new.rules");
+    std::fs::write(&new, text.replace("300 deny", "50 deny")).unwrap();
+    let (o, n) = (old.to_str().unwrap(), new.to_str().unwrap());
+    for args in [
+        vec!["search", o, "tcp from any to any", "-w", o],
+        vec!["search", o, "tcp from any to any", "-w", "-"],
+        vec!["diff", o, n, "-w", n],
+    ] {
+        let out = weir(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "", "{args:?}: nothing analysed");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&old).unwrap(),
+        text,
+        "the input is intact"
+    );
+}

@@ -1,18 +1,18 @@
 //! `weir lint`, `weir search`, `weir diff`: wiring of the ruleset
 //! analysis (weir-analysis) to flags, files and exit codes — 0 nothing
-//! found, 1 findings (a packet found, a difference), 2 usage or rule-file
-//! errors.
+//! found, 1 findings or a difference (`search`: 0 a packet, 1 none), 2
+//! usage or rule-file errors.
 
 mod args;
+mod files;
 mod trace;
 
 use crate::setup::{build_engine, load_tables, placement, rules_failure};
 use crate::{outputs, Failure};
 pub use args::{DiffArgs, Format, LintArgs, SearchArgs};
-use std::path::Path;
 use weir_analysis::outcome::{json_line, DiffAnswer, LintAnswer, SearchAnswer};
 use weir_analysis::search::query_rule;
-use weir_analysis::{Analyser, DiffOptions, Goal, Point};
+use weir_analysis::{Analyser, DiffOptions, Goal};
 use weir_engine::CompileOptions;
 use weir_pipeline::sink::Discard;
 use weir_rules::Names;
@@ -61,6 +61,7 @@ pub fn lint(args: &LintArgs) -> Result<bool, Failure> {
 }
 
 pub fn search(args: &SearchArgs) -> Result<bool, Failure> {
+    files::check_write(&[&args.rules], &args.engine, None, &args.write)?;
     let names = Names::system();
     let engine = build_engine(&args.rules, &args.engine, &names)?;
     let opts = CompileOptions {
@@ -77,7 +78,7 @@ pub fn search(args: &SearchArgs) -> Result<bool, Failure> {
         .map_err(runtime)?;
     let answer = SearchAnswer::of(&found);
     if let (Some(path), Some(w)) = (&args.write, answer.witness) {
-        write_witnesses(path, &a, [&w.packet])?;
+        files::write_witnesses(path, &a, [&w.packet])?;
     }
     let out = if args.json {
         json_line(&answer)
@@ -90,6 +91,8 @@ pub fn search(args: &SearchArgs) -> Result<bool, Failure> {
 }
 
 pub fn diff(args: &DiffArgs) -> Result<bool, Failure> {
+    let rules = [args.old.as_path(), args.new.as_path()];
+    files::check_write(&rules, &args.engine, args.read.as_deref(), &args.write)?;
     let names = Names::system();
     let mut old = build_engine(&args.old, &args.engine, &names)?;
     let mut new = build_engine(&args.new, &args.engine, &names)?;
@@ -103,7 +106,7 @@ pub fn diff(args: &DiffArgs) -> Result<bool, Failure> {
     };
     let answer = DiffAnswer::of(&d, changes);
     if let (Some(path), None) = (&args.write, &args.read) {
-        write_witnesses(path, &a, d.changes.iter().map(|c| &c.witness))?;
+        files::write_witnesses(path, &a, d.changes.iter().map(|c| &c.witness))?;
     }
     let out = if args.json {
         json_line(&answer)
@@ -115,14 +118,4 @@ pub fn diff(args: &DiffArgs) -> Result<bool, Failure> {
     };
     outputs::print(&out)?;
     Ok(answer.found())
-}
-
-fn write_witnesses<'p>(
-    path: &Path,
-    a: &Analyser,
-    points: impl IntoIterator<Item = &'p Point>,
-) -> Result<(), Failure> {
-    let fail = |e| Failure::from_io(&path.display().to_string(), e);
-    let file = std::fs::File::create(path).map_err(fail)?;
-    weir_analysis::witness::write_pcapng(file, &a.interface_names(), points).map_err(fail)
 }
