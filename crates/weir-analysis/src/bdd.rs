@@ -573,6 +573,24 @@ impl Cube {
         c
     }
 
+    /// Whether a set whose cube this is may hold a set whose cube is `x`:
+    /// every literal here is one of `x`'s (a set implies the literals of
+    /// any set holding it).
+    #[inline]
+    pub fn may_hold(&self, x: &Cube) -> bool {
+        if x.empty {
+            return true;
+        }
+        if self.empty {
+            return false;
+        }
+        let mut missing = 0;
+        for w in 0..CUBE_WORDS {
+            missing |= self.care[w] & !(x.care[w] & !(self.value[w] ^ x.value[w]));
+        }
+        missing == 0
+    }
+
     /// Whether no assignment has both cubes' literals.
     #[inline]
     pub fn clashes(&self, o: &Cube) -> bool {
@@ -681,6 +699,9 @@ mod tests {
             proptest::prop_assert_eq!(sub, want_sub);
             proptest::prop_assert_eq!(meets, want_meets);
             proptest::prop_assert_eq!(sub, b.minus(a, c) == FALSE);
+            if sub {
+                proptest::prop_assert!(b.cube(c).may_hold(&b.cube(a)));
+            }
         }
     }
 

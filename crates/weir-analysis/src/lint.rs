@@ -398,7 +398,7 @@ fn redundant(
                 .and_then(|p| first_later(s, m, plain, i, &cube, &p.bits))
                 .filter(|&j| match plain[j] {
                     Plain::Decides { verdict: v, sure } => {
-                        Some(v) == verdict && s.bdd.subset(from, sure)
+                        Some(v) == verdict && m.cubes[j].may_hold(&cube) && s.bdd.subset(from, sure)
                     }
                     Plain::GoesOn => false,
                 });
@@ -406,8 +406,9 @@ fn redundant(
             for (j, p) in plain.iter().enumerate().skip(rest) {
                 if let Plain::Decides { verdict: v, sure } = *p {
                     if Some(v) == verdict && !m.cubes[j].clashes(&cube) {
-                        // The first that takes them all is the answer.
-                        if s.bdd.subset(from, sure) {
+                        // The first that takes them all is the answer
+                        // (its literals first: a quick no for most).
+                        if m.cubes[j].may_hold(&cube) && s.bdd.subset(from, sure) {
                             alone = Some(j);
                             break;
                         }
