@@ -37,6 +37,12 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Find rules no packet can reach, that contradict themselves, or change no decision.
+    Lint(crate::analyse::LintArgs),
+    /// Find one packet that fits a match and gets a decision, or prove none exists.
+    Search(crate::analyse::SearchArgs),
+    /// Every class of packets two rulesets decide differently, with a witness each.
+    Diff(crate::analyse::DiffArgs),
     /// Run the bundled demo ruleset over a generated trace and show the counters.
     Demo(DemoArgs),
     /// Parse and compile a ruleset; print errors as file:line:col with a caret.

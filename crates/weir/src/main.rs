@@ -1,6 +1,7 @@
 //! weir: the command-line front end. Thin glue over the library crates.
 #![forbid(unsafe_code)]
 
+mod analyse;
 mod bench;
 mod capture;
 mod check_stats;
@@ -88,6 +89,9 @@ fn main() -> ExitCode {
         cli::Command::Capture(a) => capture::capture(a),
         cli::Command::Sockbench(a) => sockbench::sockbench(a),
         cli::Command::Inline(a) => inline::run(a),
+        cli::Command::Lint(a) => return analyse::code(analyse::lint(a)),
+        cli::Command::Search(a) => return analyse::code(analyse::search(a)),
+        cli::Command::Diff(a) => return analyse::code(analyse::diff(a)),
     };
     exit(result)
 }
