@@ -15,6 +15,7 @@
 pub mod labels;
 pub mod log;
 pub mod output;
+pub mod parquet_verdicts;
 pub mod place;
 pub mod queue;
 pub mod report;
@@ -23,6 +24,7 @@ pub mod run;
 pub mod sink;
 pub mod source;
 pub mod stop;
+pub mod verdict_table;
 pub mod workers;
 
 pub use output::Output;
