@@ -6,14 +6,18 @@
 //! per packet (into the builder's own buffer).
 
 use crate::labels::Labels;
-use crate::sink::Decided;
+use crate::sink::{Decided, Sink};
 use arrow_array::builder::{
     ArrayBuilder, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder, UInt8Builder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use std::fmt::Write as _;
+use std::io;
 use std::sync::{Arc, LazyLock};
+use weir_engine::Engine;
+use weir_io::output::OutputError;
+use weir_io::Interface;
 use weir_wire::Direction;
 
 /// Rows per record batch: big enough that a batch's bookkeeping vanishes,
@@ -170,5 +174,62 @@ impl VerdictColumns {
             Arc::new(self.note.finish()),
         ];
         RecordBatch::try_new(schema(), columns)
+    }
+}
+
+/// A sink that keeps the verdict table in memory, as record batches (the
+/// Python bindings' `verdicts`).
+pub struct VerdictTable {
+    columns: VerdictColumns,
+    labels: Labels,
+    batches: Vec<RecordBatch>,
+    index: u64,
+}
+
+impl VerdictTable {
+    pub fn new(engine: &Engine) -> VerdictTable {
+        VerdictTable {
+            columns: VerdictColumns::new(),
+            labels: Labels::new(engine),
+            batches: Vec::new(),
+            index: 0,
+        }
+    }
+
+    /// The batches, the last one holding the rows after the last full one.
+    pub fn into_batches(mut self) -> Result<Vec<RecordBatch>, ArrowError> {
+        if !self.columns.is_empty() {
+            let last = self.columns.finish()?;
+            self.batches.push(last);
+        }
+        Ok(self.batches)
+    }
+
+    #[cold]
+    fn cut(&mut self) -> Result<(), OutputError> {
+        let batch = self.columns.finish();
+        let batch = batch.map_err(|e| OutputError::new("verdicts", io::Error::other(e)))?;
+        self.batches.push(batch);
+        Ok(())
+    }
+}
+
+impl Sink for VerdictTable {
+    #[inline(always)]
+    fn packet(&mut self, x: &Decided<'_>) -> Result<(), OutputError> {
+        self.index += 1;
+        self.columns.push(self.index, x, &self.labels);
+        if self.columns.len() >= BATCH_ROWS {
+            self.cut()?;
+        }
+        Ok(())
+    }
+
+    fn reloaded(&mut self, engine: &Engine) {
+        self.labels = Labels::new(engine);
+    }
+
+    fn finish(&mut self, _: &[Interface]) -> Result<(), OutputError> {
+        Ok(())
     }
 }
