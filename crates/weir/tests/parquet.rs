@@ -89,16 +89,24 @@ fn batch_rows(b: &RecordBatch) -> Vec<Row> {
         .collect()
 }
 
-fn run_with_verdicts(trace: &Path, verdicts: &Path) {
-    weir_ok([
+/// `weir run demo.rules -r TRACE --verdicts VERDICTS EXTRA…`.
+fn run_demo(trace: &Path, verdicts: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args: Vec<&OsStr> = vec![
         "run".as_ref(),
-        demo_rules().as_os_str(),
         "-r".as_ref(),
         trace.as_os_str(),
         "--verdicts".as_ref(),
         verdicts.as_os_str(),
-        "-q".as_ref(),
-    ]);
+    ];
+    let rules = demo_rules();
+    args.insert(1, rules.as_os_str());
+    args.extend(extra.iter().map(OsStr::new));
+    weir(&args)
+}
+
+fn run_with_verdicts(trace: &Path, verdicts: &Path) {
+    let out = run_demo(trace, verdicts, &["-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
 }
 
 #[test]
@@ -224,30 +232,14 @@ fn a_failed_run_leaves_no_parquet_file() {
     let before = fs::read(&trace).unwrap();
     let alias = dir.path().join("alias.parquet");
     std::os::unix::fs::symlink(&trace, &alias).unwrap();
-    let out = weir([
-        "run".as_ref(),
-        demo_rules().as_os_str(),
-        "-r".as_ref(),
-        trace.as_os_str(),
-        "--verdicts".as_ref(),
-        alias.as_os_str(),
-    ]);
+    let out = run_demo(&trace, &alias, &[]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         fs::read(&trace).unwrap() == before,
         "the input is untouched"
     );
     // A packet write fails (-w to /dev/full): the Parquet file never appears.
-    let out = weir([
-        "run".as_ref(),
-        demo_rules().as_os_str(),
-        "-r".as_ref(),
-        trace.as_os_str(),
-        "-w".as_ref(),
-        OsStr::new("/dev/full"),
-        "--verdicts".as_ref(),
-        pq.as_os_str(),
-    ]);
+    let out = run_demo(&trace, &pq, &["-w", "/dev/full"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(!pq.exists());
     let left: Vec<_> = fs::read_dir(dir.path())
