@@ -25,6 +25,7 @@ rm -rf target/python-wheels
 (cd python && "../$venv/bin/maturin" build --quiet --profile ci -o ../target/python-wheels)
 "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps target/python-wheels/weir-*.whl
 
-# The CLI the tests compare with, from the same profile.
-cargo build --quiet --profile ci -p weir
+# The CLI the tests compare with: the one `cargo test --workspace --profile
+# ci` built (the same command, so nothing is built again after it).
+cargo test --quiet --workspace --profile ci --no-run
 WEIR_BIN="$PWD/target/ci/weir" "$venv/bin/pytest" -p no:cacheprovider -q python/tests
