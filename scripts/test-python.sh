@@ -1,31 +1,41 @@
 #!/usr/bin/env bash
-# The Python tests, after the Rust ones (scripts/test.sh calls this):
-# a virtualenv under target/ with what the tests need (maturin, pyarrow,
-# duckdb, pandas, pytest, pyspark), the `weir` package built by maturin
-# with the Rust tests' profile (ci) into the same target/ so the engine
-# crates' artifacts are shared, then pytest. pyspark needs Java 17.
+# The Python tests, after the Rust ones (scripts/test.sh calls this). The
+# extension is not built here: python/ is a member of the root workspace, so
+# `cargo test --workspace --profile ci` has already built it as
+# target/ci/lib_weir.so (and the CLI the tests compare with, target/ci/weir).
+# This script puts that library beside python/weir/*.py as a package under
+# target/, makes it importable from a virtualenv under target/ holding only
+# what the tests import (pyarrow, duckdb, pandas, pytest, pyspark), then runs
+# pytest. pyspark needs Java 17. Users install with `pip install ./python`
+# (maturin); that path is not exercised here.
 #
 #   bash scripts/test-python.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="$PWD/target"
 # Nothing in the clone may change: no bytecode, no pytest cache.
 export PYTHONDONTWRITEBYTECODE=1
 
+# After the Rust tests this builds nothing; run alone, it builds what they would.
+cargo test --quiet --workspace --profile ci --no-run
+out="${CARGO_TARGET_DIR:-target}/ci"
+lib="$out/lib_weir.so"
+
 venv=target/python-venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/pip" install -q --disable-pip-version-check \
-  'maturin>=1.5,<2' pyarrow duckdb pandas pytest pyspark
+"$venv/bin/pip" install -q --disable-pip-version-check --prefer-binary \
+  pyarrow duckdb pandas pytest pyspark
 
-# The extension crate is a workspace of its own: its gates, here.
-cargo fmt --manifest-path python/Cargo.toml --check
-cargo clippy --manifest-path python/Cargo.toml --all-targets --profile ci -- -D warnings
+# The package as maturin lays it out: weir/__init__.py and the extension
+# as weir/_weir.abi3.so (one file for every Python from 3.9 on).
+pkg=target/python-pkg
+rm -rf "$pkg"
+mkdir -p "$pkg/weir"
+cp python/weir/*.py "$pkg/weir/"
+cp "$lib" "$pkg/weir/_weir.abi3.so"
+# Importable from the venv (Spark's workers use the same interpreter), and
+# no older wheel installed there to shadow it.
+site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+rm -rf "$site"/weir "$site"/weir-*.dist-info
+echo "$PWD/$pkg" >"$site/weir-tests.pth"
 
-rm -rf target/python-wheels
-(cd python && "../$venv/bin/maturin" build --quiet --profile ci -o ../target/python-wheels)
-"$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps target/python-wheels/weir-*.whl
-
-# The CLI the tests compare with: the one `cargo test --workspace --profile
-# ci` built (the same command, so nothing is built again after it).
-cargo test --quiet --workspace --profile ci --no-run
-WEIR_BIN="$PWD/target/ci/weir" "$venv/bin/pytest" -p no:cacheprovider -q python/tests
+WEIR_BIN="$(realpath "$out/weir")" "$venv/bin/pytest" -p no:cacheprovider -q python/tests
