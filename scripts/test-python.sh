@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Python tests, after the Rust ones (scripts/test.sh calls this). The
-# extension is not built here: python/ is a member of the root workspace, so
-# `cargo test --workspace --profile ci` has already built it as
-# target/ci/lib_weir.so (and the CLI the tests compare with, target/ci/weir).
+# extension is built by the root workspace (python/ is a member) as
+# target/ci/lib_weir.so, beside the CLI the tests compare with,
+# target/ci/weir; no maturin, no second build of the engine crates.
 # This script puts that library beside python/weir/*.py as a package under
 # target/, makes it importable from a virtualenv under target/ holding only
 # what the tests import (pyarrow, duckdb, pandas, pytest, pyspark), then runs
@@ -15,8 +15,10 @@ cd "$(dirname "$0")/.."
 # Nothing in the clone may change: no bytecode, no pytest cache.
 export PYTHONDONTWRITEBYTECODE=1
 
-# After the Rust tests this builds nothing; run alone, it builds what they would.
-cargo test --quiet --workspace --profile ci --no-run
+# `cargo test` skips python/ (it has no tests), so its cdylib is built
+# here, by the workspace's own build with the tests' profile: the engine
+# crates come from the tests' build, only the extension's own code is new.
+cargo build --quiet --workspace --profile ci
 out="${CARGO_TARGET_DIR:-target}/ci"
 lib="$out/lib_weir.so"
 
