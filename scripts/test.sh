@@ -9,7 +9,8 @@
 # the same captures, the readers test has tcpdump and Wireshark (tshark,
 # capinfos, editcap) read weir's outputs, the syscall test counts system
 # calls under strace, and Debian's `prometheus` (promtool and the server)
-# checks and scrapes the metrics endpoint.
+# checks and scrapes the metrics endpoint; Java 17 runs the Spark test and
+# python3-venv the Python tests' virtualenv.
 # FUZZ_SECONDS (default 20) sets how long each fuzz target runs at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,8 @@ command -v nft >/dev/null 2>&1 || need+=(nftables)
 command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
 command -v iptables >/dev/null 2>&1 || need+=(iptables)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 if [ ${#need[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${need[*]}" >&2
   sudo=""
@@ -40,6 +43,9 @@ cargo clippy --workspace --all-targets --profile ci -- -D warnings
 # Optimised (the property, corpus and differential tests do real work),
 # with overflow checks and debug assertions on: see [profile.ci].
 cargo test --workspace --profile ci --no-fail-fast
+
+# The Python package (python/) and its tests against the CLI, Spark included.
+bash scripts/test-python.sh
 
 if [ -x scripts/fuzz-smoke.sh ] && [ "${SKIP_FUZZ:-0}" != 1 ]; then
   FUZZ_SECONDS="${FUZZ_SECONDS:-20}" bash scripts/fuzz-smoke.sh

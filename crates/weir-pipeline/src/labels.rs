@@ -1,5 +1,5 @@
 //! What a decision is called in the outputs: the `--verdicts` CSV line's
-//! suffix and the `--annotate` comment. Every text is made once per rule
+//! suffix (or its Parquet columns) and the `--annotate` comment. Every text is made once per rule
 //! at start-up; a packet only picks its own, except for a `tablearg`
 //! action, whose value is the packet's.
 
@@ -17,6 +17,11 @@ pub struct Labels {
     non_ip_comment: String,
     malformed_csv: Vec<String>,
     malformed_comment: Vec<String>,
+    /// The same decisions as (rule number, action, note) columns, for
+    /// the Parquet verdicts (`-` rule: none).
+    rule_parts: Vec<(String, String)>,
+    non_ip_parts: (String, String),
+    malformed_parts: Vec<(String, String)>,
     /// Per rule: whether its action reads `tablearg`, so that a packet it
     /// decides gets its label made with the value resolved.
     tablearg: Vec<bool>,
@@ -26,6 +31,12 @@ pub struct Labels {
 pub enum Label<'a> {
     Made(&'a str),
     Resolved(String),
+}
+
+/// A decision's action and note, each made once or for this packet.
+pub struct Parts<'a> {
+    pub action: Label<'a>,
+    pub note: Label<'a>,
 }
 
 impl Label<'_> {
@@ -80,6 +91,17 @@ impl Labels {
                 .iter()
                 .map(|m| format!("malformed {} {}", m.name(), word(policy.malformed)))
                 .collect(),
+            rule_parts: per_verdict()
+                .map(|(_, action, note)| (action, note))
+                .collect(),
+            non_ip_parts: (word(policy.non_ip).to_owned(), "non-ip".to_owned()),
+            malformed_parts: Malformed::ALL
+                .iter()
+                .map(|m| {
+                    let note = format!("malformed:{}", m.name());
+                    (word(policy.malformed).to_owned(), note)
+                })
+                .collect(),
         }
     }
 
@@ -112,6 +134,30 @@ impl Labels {
             },
             (None, weir_wire::L3::Malformed(m)) => Label::Made(&self.malformed_comment[m as usize]),
             (None, _) => Label::Made(&self.non_ip_comment),
+        }
+    }
+
+    /// The decision as columns: the rule's number (none for non-IP and
+    /// malformed packets), its action and its note, as the CSV says them.
+    // Per packet, inside the sink.
+    #[inline(always)]
+    pub fn parts(&self, d: &Decision, p: &Packet, engine: &Engine) -> Parts<'_> {
+        fn made((action, note): &(String, String)) -> Parts<'_> {
+            Parts {
+                action: Label::Made(action),
+                note: Label::Made(note),
+            }
+        }
+        match (d.rule, p.l3) {
+            (Some(r), _) => match self.resolved(d, r, p, engine) {
+                Some((_, action, note)) => Parts {
+                    action: Label::Resolved(action),
+                    note: Label::Resolved(note),
+                },
+                None => made(&self.rule_parts[2 * r + usize::from(d.verdict == Verdict::Drop)]),
+            },
+            (None, weir_wire::L3::Malformed(m)) => made(&self.malformed_parts[m as usize]),
+            (None, _) => made(&self.non_ip_parts),
         }
     }
 

@@ -15,6 +15,7 @@
 pub mod labels;
 pub mod log;
 pub mod output;
+pub mod parquet_verdicts;
 pub mod place;
 pub mod queue;
 pub mod report;
@@ -24,6 +25,7 @@ pub mod sink;
 pub mod source;
 /// The stop signal and `-c` budget, shared with `weir probe`.
 pub use weir_stop as stop;
+pub mod verdict_table;
 pub mod workers;
 
 pub use output::Output;

@@ -1,12 +1,13 @@
 //! Where decided packets go. A [`Sink`] receives every packet with its
 //! frame, its decoded [`Packet`] and its [`Decision`]; [`Files`] is the set
 //! every mode offers: passed and dropped packets mirrored (`-w`,
-//! `--drop-out`), an annotated pcapng (`--annotate`) and the verdict CSV
-//! (`--verdicts`). It is one concrete type, so the run loop's calls are
+//! `--drop-out`), an annotated pcapng (`--annotate`) and the verdicts
+//! (`--verdicts`: CSV, or Parquet for a name ending in `.parquet`). It is one concrete type, so the run loop's calls are
 //! static; workers of one run share it behind a lock taken once per batch.
 
 use crate::labels::Labels;
 use crate::output::Output;
+use crate::parquet_verdicts::{wants_parquet, ParquetVerdicts};
 use std::io::{BufWriter, Write};
 use weir_engine::{Decision, Engine, Verdict};
 use weir_io::output::OutputError;
@@ -45,12 +46,51 @@ pub struct Files {
     pass: Option<Capture>,
     drop: Option<Capture>,
     annotate: Option<Capture>,
-    verdicts: Option<Output<BufWriter<Out>>>,
+    verdicts: Option<Verdicts>,
     /// Made only for the files that name rules (`--annotate`,
     /// `--verdicts`): a big ruleset's texts cost start-up time.
     labels: Option<Labels>,
     /// Packets handed to these files so far: the verdict CSV's index.
     index: u64,
+}
+
+/// The `--verdicts` file, in the format its name asks for.
+enum Verdicts {
+    Csv(Output<BufWriter<Out>>),
+    Parquet(Box<ParquetVerdicts>),
+}
+
+impl Verdicts {
+    fn open(o: Output<Out>) -> Result<Verdicts, OutputError> {
+        if wants_parquet(o.name()) {
+            return Ok(Verdicts::Parquet(Box::new(ParquetVerdicts::new(o)?)));
+        }
+        let mut o = o.map(|w| Ok(BufWriter::with_capacity(1 << 20, w)))?;
+        let header = o.w.write_all(b"index,rule,action,note\n");
+        header.map_err(|e| o.fail(e))?;
+        Ok(Verdicts::Csv(o))
+    }
+
+    fn finish(&mut self) -> Result<(), OutputError> {
+        match self {
+            Verdicts::Csv(o) => o.w.flush().map_err(|e| o.fail(e)),
+            Verdicts::Parquet(p) => p.finish(),
+        }
+    }
+
+    fn commit(self) -> Result<(), OutputError> {
+        match self {
+            Verdicts::Csv(o) => o.commit(),
+            Verdicts::Parquet(p) => p.commit(),
+        }
+    }
+
+    fn discard(self) -> Option<String> {
+        match self {
+            Verdicts::Csv(o) => o.discard(),
+            Verdicts::Parquet(p) => p.discard(),
+        }
+    }
 }
 
 /// The files to open, each an opened output (the caller names and stages
@@ -76,15 +116,7 @@ impl Files {
             o.map(|o| o.map(|w| CaptureWriter::mirror(w, format, ifaces)))
                 .transpose()
         };
-        let verdicts = outs
-            .verdicts
-            .map(|o| {
-                let mut o = o.map(|w| Ok(BufWriter::with_capacity(1 << 20, w)))?;
-                let header = o.w.write_all(b"index,rule,action,note\n");
-                header.map_err(|e| o.fail(e))?;
-                Ok::<_, OutputError>(o)
-            })
-            .transpose()?;
+        let verdicts = outs.verdicts.map(Verdicts::open).transpose()?;
         let labels = (outs.annotate.is_some() || verdicts.is_some()).then(|| Labels::new(engine));
         Ok(Files {
             pass: mirror(outs.pass)?,
@@ -116,7 +148,7 @@ impl Files {
                 unmade.extend(o.discard());
             }
         }
-        self.verdicts.map_or(Ok(()), Output::commit)?;
+        self.verdicts.map_or(Ok(()), Verdicts::commit)?;
         Ok(unmade)
     }
 
@@ -125,7 +157,7 @@ impl Files {
         let captures = [self.pass, self.drop, self.annotate].into_iter().flatten();
         captures
             .filter_map(Output::discard)
-            .chain(self.verdicts.and_then(Output::discard))
+            .chain(self.verdicts.and_then(Verdicts::discard))
             .collect()
     }
 }
@@ -148,12 +180,16 @@ impl Sink for Files {
             o.w.write(x.frame, x.ifaces, Some(comment.as_str()))
                 .map_err(|e| o.fail(e))?;
         }
-        if let (Some(o), Some(labels)) = (&mut self.verdicts, &self.labels) {
-            let label = labels.csv(x.decision, x.packet, x.engine);
-            let line =
-                o.w.write_all(itoa::Buffer::new().format(self.index).as_bytes())
-                    .and_then(|()| o.w.write_all(label.as_bytes()));
-            line.map_err(|e| o.fail(e))?;
+        match (&mut self.verdicts, &self.labels) {
+            (Some(Verdicts::Csv(o)), Some(labels)) => {
+                let label = labels.csv(x.decision, x.packet, x.engine);
+                let line =
+                    o.w.write_all(itoa::Buffer::new().format(self.index).as_bytes())
+                        .and_then(|()| o.w.write_all(label.as_bytes()));
+                line.map_err(|e| o.fail(e))?;
+            }
+            (Some(Verdicts::Parquet(p)), Some(labels)) => p.packet(self.index, x, labels)?,
+            _ => {}
         }
         Ok(())
     }
@@ -174,8 +210,8 @@ impl Sink for Files {
             let res = o.w.finish_interfaces(ifaces).and_then(|()| o.w.flush());
             res.map_err(|e| o.fail(e))?;
         }
-        if let Some(o) = &mut self.verdicts {
-            o.w.flush().map_err(|e| o.fail(e))?;
+        if let Some(v) = &mut self.verdicts {
+            v.finish()?;
         }
         Ok(())
     }

@@ -261,7 +261,8 @@ pub struct OutputArgs {
     /// Write every packet to a pcapng whose comments name the deciding rule.
     #[arg(long, value_name = "FILE")]
     pub annotate: Option<PathBuf>,
-    /// Write one CSV line per packet: index,rule,action,note.
+    /// Write one CSV line per packet: index,rule,action,note; a name
+    /// ending in .parquet gets a Parquet table with the packet's fields too.
     #[arg(long, value_name = "FILE")]
     pub verdicts: Option<PathBuf>,
     /// Print per-rule counters as `ipfw show` does.
