@@ -4,13 +4,13 @@
 
 use arrow_array::RecordBatch;
 use std::io::{Cursor, Read};
-use std::sync::Mutex;
+
 use weir_engine::Engine;
 use weir_io::CaptureReader;
 use weir_pipeline::report::Summary;
 use weir_pipeline::sink::Discard;
 use weir_pipeline::verdict_table::VerdictTable;
-use weir_pipeline::{Between, Budget, FileSource, Placement, Shared, Sink, Stop};
+use weir_pipeline::{FileSource, Placement, Sink};
 
 /// Where the capture comes from.
 pub enum Input {
@@ -69,20 +69,12 @@ fn run<R: Read, S: Sink>(
     place: &Placement,
     sink: S,
 ) -> Result<S, Failed> {
-    let sink = Mutex::new(sink);
-    let (budget, stop) = (Budget::new(None), Stop::new(None));
-    let shared = Shared {
-        sink: &sink,
-        budget: &budget,
-        stop: &stop,
-        place,
-    };
-    let ended = weir_pipeline::run(&mut source, engine, &shared, |_, _| Between::Go)
+    let (sink, ended) = weir_pipeline::run::whole(&mut source, engine, place, sink)
         .map_err(|e| Failed(e.to_string()))?;
-    if let Some(why) = ended.input_error {
-        return Err(Failed(why));
+    match ended.input_error {
+        Some(why) => Err(Failed(why)),
+        None => Ok(sink),
     }
-    Ok(sink.into_inner().unwrap_or_else(|p| p.into_inner()))
 }
 
 /// The closing summary's numbers.

@@ -134,6 +134,30 @@ where
     }
 }
 
+/// All of `source` through `engine` into `sink`, with no budget, signals
+/// or work between batches (what `lint -r`, `diff -r` and the Python
+/// package replay): the sink back, and how the input ended.
+pub fn whole<Src: Source, S: Sink>(
+    source: &mut Src,
+    engine: &mut Engine,
+    place: &Placement,
+    sink: S,
+) -> Result<(S, Ended), OutputError> {
+    let sink = Mutex::new(sink);
+    let (budget, stop) = (Budget::new(None), Stop::new(None));
+    let shared = Shared {
+        sink: &sink,
+        budget: &budget,
+        stop: &stop,
+        place,
+    };
+    let ended = run(source, engine, &shared, |_, _| Between::Go)?;
+    Ok((
+        sink.into_inner().unwrap_or_else(PoisonError::into_inner),
+        ended,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,14 +6,13 @@ use crate::outputs;
 use crate::setup::{capture_failure, placement};
 use crate::Failure;
 use std::path::Path;
-use std::sync::{Mutex, PoisonError};
 use weir_analysis::TraceChanges;
 use weir_engine::Engine;
 use weir_io::output::OutputError;
 use weir_io::{CaptureWriter, Interface};
 use weir_pipeline::sink::Out;
-use weir_pipeline::{Between, Budget, Decided, FileSource, Output, Placement, Shared, Sink};
-use weir_pipeline::{Source, Stop};
+use weir_pipeline::Source;
+use weir_pipeline::{Decided, FileSource, Output, Placement, Sink};
 use weir_wire::decode_with;
 
 type Reader = Box<dyn std::io::Read + Send>;
@@ -30,19 +29,11 @@ pub fn replay<S: Sink>(
     place: &Placement,
     sink: S,
 ) -> Result<S, Failure> {
-    let sink = Mutex::new(sink);
-    let (budget, stop) = (Budget::new(None), Stop::new(None));
-    let shared = Shared {
-        sink: &sink,
-        budget: &budget,
-        stop: &stop,
-        place,
-    };
-    let ended = weir_pipeline::run(source, engine, &shared, |_, _| Between::Go)?;
-    if let Some(why) = ended.input_error {
-        return Err(Failure::Runtime(why));
+    let (sink, ended) = weir_pipeline::run::whole(source, engine, place, sink)?;
+    match ended.input_error {
+        Some(why) => Err(Failure::Runtime(why)),
+        None => Ok(sink),
     }
-    Ok(sink.into_inner().unwrap_or_else(PoisonError::into_inner))
 }
 
 /// The trace's packets decided differently by `old` and `new`; written to
