@@ -83,10 +83,8 @@ pub(crate) fn next_record<R: Read>(
         offset,
         what: "record",
     };
-    if n < RECORD_HEADER_LEN {
-        return Err(truncated());
-    }
-    // A copy of fixed size, so the four loads below need no bounds checks.
+    // A copy of fixed size (or a short record at the end of the input), so
+    // the four loads below need no bounds checks.
     let h: [u8; RECORD_HEADER_LEN] = match input.avail().first_chunk() {
         Some(h) => *h,
         None => return Err(truncated()),
