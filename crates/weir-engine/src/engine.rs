@@ -341,6 +341,12 @@ impl Engine {
         self.shared.classifier.is_some()
     }
 
+    /// Whether [`decide_batch`](Self::decide_batch) walks packets
+    /// interleaved (the trie classifier); otherwise it is `decide` one by one.
+    pub fn walks_in_batches(&self) -> bool {
+        matches!(self.shared.classifier, Some(Classifier::Trie(_)))
+    }
+
     /// Which walk packets take now (`Linear` when no classifier is built).
     pub fn walk_kind(&self) -> WalkKind {
         match self.shared.classifier {
