@@ -112,9 +112,13 @@ impl Top {
             return None;
         };
         let jumped = jumped_over(prog);
-        let ends: Vec<bool> = (0..decides.len())
-            .map(|r| decides[r].is_some() && !jumped[r])
-            .collect();
+        let mut ends = Ends {
+            mask: vec![0; words],
+            last: decides.len() - 1,
+        };
+        for r in (0..decides.len()).filter(|&r| decides[r].is_some() && !jumped[r]) {
+            ends.mask[r / 64] |= 1 << (r % 64);
+        }
         let (pairs, classes) = pairs(a, b, words, cells, Some(&ends))?;
         let first = classes
             .sets
@@ -427,7 +431,7 @@ fn pairs(
     b: &[u64],
     words: usize,
     cells: &mut usize,
-    ends: Option<&[bool]>,
+    ends: Option<&Ends>,
 ) -> Option<(Pairs, Classes)> {
     let (rows, cols) = (a.len() / words, b.len() / words);
     let size = rows.checked_mul(cols)?;
@@ -452,17 +456,24 @@ fn pairs(
     Some((Pairs { cols, ids }, out))
 }
 
-/// Clears every rule after the first that `ends`, but the last (the
-/// default rule).
-fn cut_after_end(bits: &mut [u64], ends: &[bool]) {
-    let set = |r: usize| bits[r / 64] >> (r % 64) & 1 == 1;
-    let Some(r) = (0..ends.len()).find(|&r| ends[r] && set(r)) else {
+/// The rules a walk ends at, as a bitset, and the default rule.
+struct Ends {
+    mask: Vec<u64>,
+    last: usize,
+}
+
+/// Clears every rule after the first that ends a walk, but the last (the
+/// default rule). A word at a time: this runs for every cell of the
+/// largest table (a bit at a time it was most of a 100-rule build).
+fn cut_after_end(bits: &mut [u64], ends: &Ends) {
+    let first = bits.iter().zip(&ends.mask).map(|(b, e)| b & e);
+    let Some((w, hit)) = first.enumerate().find(|&(_, m)| m != 0) else {
         return;
     };
-    let last = ends.len() - 1;
-    bits[r / 64] &= u64::MAX >> (63 - r % 64);
-    bits[r / 64 + 1..].fill(0);
-    bits[last / 64] |= 1 << (last % 64);
+    let r = w * 64 + hit.trailing_zeros() as usize;
+    bits[w] &= u64::MAX >> (63 - r % 64);
+    bits[w + 1..].fill(0);
+    bits[ends.last / 64] |= 1 << (ends.last % 64);
 }
 
 #[cfg(test)]
