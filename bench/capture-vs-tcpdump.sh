@@ -14,9 +14,9 @@
 # Both use a 2 MiB ring (tcpdump's default; weir's -B default) and
 # TPACKET_V3. Each run prints the flooder's packets sent, the capturer's
 # "received by filter" and "dropped by kernel", and its CPU seconds
-# (user+sys, GNU time) and that per packet received. Needs root, iproute2,
-# tcpdump. The machine has 2 cores: the flooder takes one, the capturer
-# the other. PIN=N puts flooder and capturer on core N together, so the
+# (user+sys from wait4, bench/cputime.py) and that per packet received.
+# Needs root, iproute2, tcpdump, python3. The machine has 2 cores: the
+# flooder takes one, the capturer the other. PIN=N puts flooder and capturer on core N together, so the
 # capturer gets only what the flooder leaves: then the drops show how much
 # CPU each capturer needs per packet. BUFFER_KIB=N gives both rings N KiB
 # (-B) instead of the 2 MiB default. PEER=BINARY runs another weir build
@@ -32,13 +32,14 @@ pin=()
 buf=()
 [ -n "${BUFFER_KIB:-}" ] && buf=(-B "$BUFFER_KIB")
 [ "$(id -u)" = 0 ] || { echo "needs root (namespaces, packet sockets)" >&2; exit 2; }
-for t in ip tcpdump /usr/bin/time; do
+for t in ip tcpdump python3; do
   command -v "$t" >/dev/null || { echo "$t is needed" >&2; exit 2; }
 done
 cargo build --release -q -p weir -p weir-capture --example flood
 weir=$PWD/target/release/weir
 flood=$PWD/target/release/examples/flood
 rules=$PWD/rules/realistic-100.rules
+cputime=$PWD/bench/cputime.py
 work=$(mktemp -d)
 a=weirbench-$$-a b=weirbench-$$-b ifa=wbench$$a ifb=wbench$$b
 ifa=${ifa:0:15} ifb=${ifb:0:15}
@@ -63,10 +64,10 @@ run_one() { # tool rate -> "sent received dropped cpu"
   if [ "$tool" != tcpdump ]; then
     local bin=$weir
     [ "$tool" = peer ] && bin=$PEER
-    ip netns exec "$a" "${pin[@]}" /usr/bin/time -f '%U %S' -o "$tm" \
+    ip netns exec "$a" "${pin[@]}" python3 "$cputime" "$tm" \
       "$bin" capture -i "$ifa" "$rules" -w /dev/null --json "${buf[@]}" >"$out" 2>"$err" &
   else
-    ip netns exec "$a" "${pin[@]}" /usr/bin/time -f '%U %S' -o "$tm" \
+    ip netns exec "$a" "${pin[@]}" python3 "$cputime" "$tm" \
       tcpdump -i "$ifa" -w /dev/null "${buf[@]}" >"$out" 2>"$err" &
   fi
   pid=$!
@@ -74,14 +75,14 @@ run_one() { # tool rate -> "sent received dropped cpu"
   sent=$("${pin[@]}" "$flood" "/run/netns/$b" 10.204.0.2 10.204.0.1:9 "$seconds" "$rate" |
          sed -n 's/.*"sent":\([0-9]*\).*/\1/p')
   sleep 1.2   # tcpdump's ring hands over a block after 1 s at the latest
-  # GNU time ignores SIGINT: signal the capturer, its child, by pid.
+  # cputime.py ignores SIGINT: signal the capturer, its child, by pid.
   kill -INT $(pgrep -P "$pid") 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   # Both print tcpdump's closing lines.
   local recv drop
   recv=$(sed -n 's/^\([0-9]*\) packets received by filter$/\1/p' "$err")
   drop=$(sed -n 's/^\([0-9]*\) packets dropped by kernel$/\1/p' "$err")
-  local cpu; cpu=$(awk '{printf "%.2f", $1 + $2}' "$tm")
+  local cpu; cpu=$(awk '{printf "%.4f", $1}' "$tm")
   echo "$sent ${recv:-?} ${drop:-?} $cpu"
 }
 
