@@ -121,7 +121,8 @@ const DECIDE_BATCH: usize = 256;
 
 /// `weir classbench`'s loop: `passes` timed passes over `packets` in
 /// batches, as a capture or queue delivers them (the classifier
-/// interleaves their walks); ns per packet of each pass, sorted.
+/// interleaves their walks when its trie is large); ns per packet of each
+/// pass, sorted.
 pub fn timed_passes(engine: &mut Engine, packets: &[Packet], passes: u32) -> Vec<f64> {
     let mut per_packet = Vec::with_capacity(passes as usize);
     let mut decisions = Vec::with_capacity(DECIDE_BATCH);

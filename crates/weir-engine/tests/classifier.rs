@@ -9,7 +9,7 @@
 mod rulegen;
 
 use rulegen::{Kind, Ruleset};
-use weir_engine::{load, Budget, CompileOptions, Engine, Parts, WalkKind};
+use weir_engine::{load, Budget, CompileOptions, Engine, EngineBuilder, Parts, WalkKind};
 use weir_rules::Names;
 use weir_wire::v4_mapped;
 
@@ -17,16 +17,23 @@ fn engine(text: &str, walk: WalkKind) -> Engine {
     engine_with(text, walk, Budget::default())
 }
 
-fn engine_with(text: &str, walk: WalkKind, budget: Budget) -> Engine {
+fn builder(text: &str, walk: WalkKind, budget: Budget) -> EngineBuilder {
     let prog =
         load(text, &Names::default(), &CompileOptions::default()).expect("generated rules compile");
-    let mut e = Engine::builder(prog)
+    Engine::builder(prog)
         .walk(walk)
         .budget(budget)
         .me(vec![(v4_mapped(rulegen::ME), 4)])
-        .build();
+}
+
+fn engine_of(builder: EngineBuilder) -> Engine {
+    let mut e = builder.build();
     e.set_interfaces(&[Some("eth0"), Some("wan0")]);
     e
+}
+
+fn engine_with(text: &str, walk: WalkKind, budget: Budget) -> Engine {
+    engine_of(builder(text, walk, budget))
 }
 
 fn differential(kind: Kind, n: usize, seed: u64, extras: bool, packets: usize) {
@@ -66,7 +73,8 @@ fn same_as_linear(name: &str, rs: &Ruleset, seed: u64, packets: usize, budget: B
     }
     // The trie walked in batches (`decide_batch`): the same decisions, in
     // packet order, and the same counters.
-    let mut batched = engine_with(&rs.text, WalkKind::Trie, budget);
+    let mut batched = engine_of(builder(&rs.text, WalkKind::Trie, budget).interleave_always());
+    assert!(batched.walks_in_batches());
     let mut decisions = Vec::new();
     for (c, chunk) in trace.chunks(37).enumerate() {
         batched.decide_batch(chunk, &mut decisions);

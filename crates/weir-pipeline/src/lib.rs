@@ -1,9 +1,9 @@
 //! weir's one packet pipeline, for every mode:
 //!
 //! ```text
-//! Source ──chunks of frames──► run loop: decode → place → decide_batch_at ──► Sink
-//! (file, AF_PACKET ring,       (budget, stop signal, between-batch work)    (pass/drop files,
-//!  NFQUEUE; verdicts back)                                                  --annotate, --verdicts)
+//! Source ──chunks of frames──► run loop: decode → place → decide ──► Sink
+//! (file, AF_PACKET ring,       (budget, stop signal,                 (pass/drop files,
+//!  NFQUEUE; verdicts back)      between-batch work)                   --annotate, --verdicts)
 //! ```
 //!
 //! [`source`] says what a source is and reads files; [`ring`] and

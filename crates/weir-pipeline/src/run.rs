@@ -427,10 +427,11 @@ mod tests {
         assert_eq!(e.stats().packets, 8);
     }
 
-    /// Past 1,024 rules (byte tries, walked a chunk at a time): a run gives
-    /// the decisions, verdicts and counters of the linear walk deciding
-    /// each packet alone at its own time, states (made, matched, expired)
-    /// included.
+    /// Past 1,024 rules (byte tries, walked a chunk at a time interleaved,
+    /// or one packet at a time as a trie this small is by default): a run
+    /// gives the decisions, verdicts and counters of the linear walk
+    /// deciding each packet alone at its own time, states (made, matched,
+    /// expired) included.
     #[test]
     fn a_batched_run_decides_as_the_linear_walk_one_by_one() {
         let mut rules = String::from("10 check-state\n");
@@ -460,48 +461,57 @@ mod tests {
                 packets.push(reply(keep_port(j.saturating_sub(j % 40))));
             }
         }
-        let mut source = Datagrams::from_packets(packets, 300);
-        let mut e = engine(&rules);
-        assert_eq!(e.walk_kind(), weir_engine::WalkKind::Trie);
-        let (sink, budget, stop) = (Mutex::default(), Budget::new(None), Stop::new(None));
-        let place = Placement::new(None, &[], None);
-        run(
-            &mut source,
-            &mut e,
-            &shared(&sink, &budget, &stop, &place),
-            |_, _| Between::Go,
-        )
-        .unwrap();
+        for interleave in [true, false] {
+            let mut source = Datagrams::from_packets(packets.clone(), 300);
+            let names = weir_rules::Names::default();
+            let prog = weir_engine::load(&rules, &names, &Default::default()).unwrap();
+            // A trie this small is walked one packet at a time unless asked.
+            let builder = Engine::builder(prog.clone());
+            let mut e = if interleave {
+                builder.interleave_always().build()
+            } else {
+                builder.build()
+            };
+            assert_eq!(e.walk_kind(), weir_engine::WalkKind::Trie);
+            assert_eq!(e.walks_in_batches(), interleave);
+            let (sink, budget, stop) = (Mutex::default(), Budget::new(None), Stop::new(None));
+            let place = Placement::new(None, &[], None);
+            run(
+                &mut source,
+                &mut e,
+                &shared(&sink, &budget, &stop, &place),
+                |_, _| Between::Go,
+            )
+            .unwrap();
 
-        let names = weir_rules::Names::default();
-        let prog = weir_engine::load(&rules, &names, &Default::default()).unwrap();
-        let mut linear = Engine::builder(prog)
-            .walk(weir_engine::WalkKind::Linear)
-            .build();
-        let mut want = Vec::new();
-        for (k, data) in source.packets.iter().enumerate() {
-            let frame = raw_frame(k, data);
-            let mut p = weir_wire::decode(LinkType::RAW, data, frame.orig_len);
-            place.place(&mut p, &frame);
-            linear.set_time(frame.ts_ns);
-            want.push(linear.decide(&p));
+            let mut linear = Engine::builder(prog)
+                .walk(weir_engine::WalkKind::Linear)
+                .build();
+            let mut want = Vec::new();
+            for (k, data) in source.packets.iter().enumerate() {
+                let frame = raw_frame(k, data);
+                let mut p = weir_wire::decode(LinkType::RAW, data, frame.orig_len);
+                place.place(&mut p, &frame);
+                linear.set_time(frame.ts_ns);
+                want.push(linear.decide(&p));
+            }
+            let got: Vec<Decision> = sink
+                .into_inner()
+                .unwrap()
+                .decisions
+                .into_iter()
+                .map(|(d, _)| d)
+                .collect();
+            assert_eq!(got, want);
+            let verdicts: Vec<Verdict> = want.iter().map(|d| d.verdict).collect();
+            assert_eq!(source.verdicts, verdicts);
+            assert_eq!(e.counters(), linear.counters());
+            // The ruleset's every kind of end was reached.
+            let rules_hit: std::collections::BTreeSet<_> = want.iter().map(|d| d.rule).collect();
+            assert!(rules_hit.len() > 100, "{} rules decided", rules_hit.len());
+            assert_eq!(e.stats().packets, 4000);
+            let s = linear.states().expect("a stateful ruleset").stats();
+            assert!(s.matched > 100 && s.expired > 100, "{s:?}");
         }
-        let got: Vec<Decision> = sink
-            .into_inner()
-            .unwrap()
-            .decisions
-            .into_iter()
-            .map(|(d, _)| d)
-            .collect();
-        assert_eq!(got, want);
-        let verdicts: Vec<Verdict> = want.iter().map(|d| d.verdict).collect();
-        assert_eq!(source.verdicts, verdicts);
-        assert_eq!(e.counters(), linear.counters());
-        // The ruleset's every kind of end was reached.
-        let rules_hit: std::collections::BTreeSet<_> = want.iter().map(|d| d.rule).collect();
-        assert!(rules_hit.len() > 100, "{} rules decided", rules_hit.len());
-        assert_eq!(e.stats().packets, 4000);
-        let s = linear.states().expect("a stateful ruleset").stats();
-        assert!(s.matched > 100 && s.expired > 100, "{s:?}");
     }
 }
