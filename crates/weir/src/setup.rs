@@ -1,5 +1,6 @@
-//! Start-up work shared by the commands: load a ruleset, build an engine,
-//! attach its log. Everything here runs once, never per packet.
+//! Start-up work shared by the commands: the rule file's flags as
+//! `weir_load`'s options, the engine built from what it loads, its log
+//! attached. Everything here runs once, never per packet.
 
 use crate::cli::{
     ContextArgs, DirArg, DispatchArg, EngineArgs, LogFormatArg, TableArgs, VerdictArg,
