@@ -9,9 +9,9 @@ mod counters;
 mod load;
 mod replay;
 
-use load::{LoadError, Options, Syntax};
+use load::Rules;
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use replay::{Failed, Input};
@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
 use weir_engine::Engine;
-use weir_rules::ppp::FilterSet;
+use weir_load::{LoadError, Options};
 
 create_exception!(weir, WeirError, PyException, "An error weir reports.");
 create_exception!(
@@ -52,63 +52,13 @@ struct Replay {
 }
 
 fn ruleset_error(e: LoadError) -> PyErr {
-    RulesetError::new_err(e.0)
-}
-
-fn options(
-    tables: Option<HashMap<String, String>>,
-    syntax: &str,
-    filter_set: Option<&str>,
-    label: Option<String>,
-    me: Option<Vec<String>>,
-    default_allow: bool,
-) -> PyResult<Options> {
-    let syntax = match syntax {
-        "auto" => Syntax::Auto,
-        "ipfw" => Syntax::Ipfw,
-        "ppp" => Syntax::Ppp,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "syntax must be auto, ipfw or ppp, not {other:?}"
-            )))
-        }
-    };
-    let filter_set = match filter_set {
-        None => None,
-        Some("in") => Some(FilterSet::In),
-        Some("out") => Some(FilterSet::Out),
-        Some("dial") => Some(FilterSet::Dial),
-        Some("alive") => Some(FilterSet::Alive),
-        Some(other) => {
-            return Err(PyValueError::new_err(format!(
-                "filter_set must be in, out, dial or alive, not {other:?}"
-            )))
-        }
-    };
-    let me = me
-        .unwrap_or_default()
-        .iter()
-        .map(|a| {
-            a.parse::<IpAddr>()
-                .map_err(|_| PyValueError::new_err(format!("me: {a:?} is not an IP address")))
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    let mut tables: Vec<(String, String)> = tables.unwrap_or_default().into_iter().collect();
-    tables.sort();
-    Ok(Options {
-        tables,
-        syntax,
-        filter_set,
-        label,
-        me,
-        default_allow,
-    })
+    RulesetError::new_err(e.to_string())
 }
 
 impl Ruleset {
-    fn build(py: Python<'_>, name: String, bytes: Vec<u8>, opts: Options) -> PyResult<Ruleset> {
+    fn build(py: Python<'_>, rules: Rules, opts: Options) -> PyResult<Ruleset> {
         let engine = py
-            .detach(|| load::engine(&name, bytes, &opts))
+            .detach(|| load::engine(rules, &opts))
             .map_err(ruleset_error)?;
         Ok(Ruleset {
             engine: Mutex::new(engine),
@@ -135,10 +85,8 @@ impl Ruleset {
         default_allow: bool,
         label: Option<String>,
     ) -> PyResult<Ruleset> {
-        let opts = options(tables, syntax, filter_set, label, me, default_allow)?;
-        let name = path.display().to_string();
-        let bytes = load::read_file(&name).map_err(ruleset_error)?;
-        Ruleset::build(py, name, bytes, opts)
+        let opts = load::options(tables, syntax, filter_set, label, me, default_allow)?;
+        Ruleset::build(py, Rules::Path(path), opts)
     }
 
     /// Compiles rules given as text; errors name the file `<string>`.
@@ -156,8 +104,8 @@ impl Ruleset {
         default_allow: bool,
         label: Option<String>,
     ) -> PyResult<Ruleset> {
-        let opts = options(tables, syntax, filter_set, label, me, default_allow)?;
-        Ruleset::build(py, "<string>".into(), text.as_bytes().to_vec(), opts)
+        let opts = load::options(tables, syntax, filter_set, label, me, default_allow)?;
+        Ruleset::build(py, Rules::Text(text.to_owned()), opts)
     }
 
     /// The number of rules, the implicit last one included.

@@ -140,6 +140,27 @@ def test_ppp_filters_with_a_set(tmp_path):
     assert r.verdicts.equals(pq.read_table(tmp_path / "v.parquet"))
 
 
+def test_ppp_options_raise_the_cli_message_where_they_do_not_fit(tmp_path):
+    ipfw = tmp_path / "r.rules"
+    ipfw.write_text("100 allow ip from any to any\n")
+    filters = tmp_path / "f.ppp"
+    filters.write_text("set filter in 0 permit 0/0 0/0\n")
+    conf = tmp_path / "ppp.conf"
+    conf.write_text("office:\n set filter in 0 permit 0/0 0/0\n")
+    t = gen(tmp_path / "s.pcap", 10, 1)
+    cases = [
+        (ipfw, {"label": "x"}, ["--label", "x"]),
+        (ipfw, {"filter_set": "in"}, ["--filter-set", "in"]),
+        (filters, {"filter_set": "in", "label": "x"}, ["--filter-set", "in", "--label", "x"]),
+        (conf, {"filter_set": "in"}, ["--filter-set", "in"]),
+    ]
+    for rules, kwargs, flags in cases:
+        with pytest.raises(weir.RulesetError) as e:
+            weir.Ruleset.load(rules, **kwargs)
+        cli = run_weir("run", rules, *flags, "-r", t, "-q", check=False)
+        assert cli.returncode == 2 and cli.stderr == f"weir: {e.value}\n", kwargs
+
+
 def test_a_bad_ruleset_raises_the_cli_message(tmp_path):
     rules = tmp_path / "bad.rules"
     rules.write_text("100 allow ip from any to any\n200 deny tcp from any to any port frob\n300 bogus\n")

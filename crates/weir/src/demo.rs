@@ -2,7 +2,6 @@
 
 use crate::cli::DemoArgs;
 use crate::outputs;
-use crate::setup::compile_source;
 use crate::Failure;
 use std::time::Instant;
 use weir_engine::{Engine, LogFormat, Logger};
@@ -17,7 +16,7 @@ pub const DEMO_RULES: &str = include_str!("../rules/demo.rules");
 pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
     let names = Names::system();
     let source = weir_rules::Source::new(DEMO_RULES.as_bytes());
-    let program = compile_source(
+    let program = weir_load::compile_ipfw(
         "crates/weir/rules/demo.rules",
         &source,
         &names,

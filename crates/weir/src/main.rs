@@ -50,6 +50,17 @@ impl From<OutputError> for Failure {
     }
 }
 
+/// A ruleset that did not load.
+impl From<weir_load::LoadError> for Failure {
+    fn from(e: weir_load::LoadError) -> Failure {
+        match e {
+            weir_load::LoadError::Usage(msg) => Failure::Usage(msg),
+            weir_load::LoadError::Rules(msg) => Failure::Rules(msg),
+            weir_load::LoadError::Note(e) => Failure::from_io("stderr", e),
+        }
+    }
+}
+
 /// A report that would not serialise.
 impl From<serde_json::Error> for Failure {
     fn from(e: serde_json::Error) -> Failure {
@@ -123,11 +134,10 @@ fn exit(result: Result<(), Failure>) -> ExitCode {
 
 fn check(args: &cli::CheckArgs) -> Result<(), Failure> {
     let names = weir_rules::Names::system();
-    let opts = weir_engine::CompileOptions {
-        tables: setup::load_tables(&args.tables)?,
-        ..Default::default()
-    };
-    for (label, program) in ppp::programs_to_check(&args.rules, &args.ppp, &names, &opts)? {
+    let opts = setup::file_options(&args.tables, &args.ppp);
+    let programs =
+        weir_load::programs_to_check(&args.rules, &opts, &names, &mut outputs::write_note)?;
+    for (label, program) in programs {
         check_one(args, &label, program)?;
     }
     Ok(())
@@ -152,7 +162,7 @@ fn check_one(
         } else if args.rules.as_os_str() != "-" {
             // (Standard input was read once, by the compiler: its rules
             // stand as compiled.)
-            let source = setup::read_source(&args.rules)?;
+            let source = weir_load::read_source(&args.rules)?;
             if let Ok(rs) = weir_rules::parse_source(&source, &weir_rules::Names::system()) {
                 // Every rule, those of disabled sets too (the `set disable`
                 // line keeps them out when the output is read back), in

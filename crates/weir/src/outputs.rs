@@ -174,10 +174,14 @@ pub fn print(text: &str) -> Result<(), Failure> {
 
 /// Writes one line to stderr (the closing summary, notes).
 pub fn note(line: &str) -> Result<(), Failure> {
+    write_note(line).map_err(|e| Failure::Output(OutputError::new("stderr", e)))
+}
+
+/// [`note`] as the loader takes its notes.
+pub fn write_note(line: &str) -> io::Result<()> {
     let mut err = io::stderr().lock();
     err.write_all(line.as_bytes())
         .and_then(|()| err.write_all(b"\n"))
-        .map_err(|e| Failure::Output(OutputError::new("stderr", e)))
 }
 
 /// A line to stderr from a live loop, which must not stop for it.

@@ -1,63 +1,27 @@
-//! Start-up work shared by the commands: load a ruleset, build an engine,
-//! attach its log. Everything here runs once, never per packet.
+//! Start-up work shared by the commands: the rule file's flags as
+//! `weir_load`'s options, the engine built from what it loads, its log
+//! attached. Everything here runs once, never per packet.
 
 use crate::cli::{
     ContextArgs, DirArg, DispatchArg, EngineArgs, LogFormatArg, TableArgs, VerdictArg,
 };
 use crate::counting::counted;
 use crate::outputs::{self, Output};
+use crate::ppp::PppArgs;
 use crate::Failure;
-use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::Path;
-use weir_engine::{
-    CompileOptions, DispatchKind, Engine, LogFormat, Logger, Policy, Program, Verdict,
-};
+use weir_engine::{DispatchKind, Engine, LogFormat, Logger, Policy, Verdict};
 use weir_io::output::{ErrorWatch, OutputError, Watched};
+use weir_load::Options;
 use weir_pipeline::Placement;
 use weir_rules::ppp::FilterSet;
-use weir_rules::{Diagnostic, Names, Source};
-use weir_wire::{addr_to_u128, Direction};
-
-/// Parses and compiles an ipfw rule file; errors come back rendered with
-/// carets.
-pub fn compile_source(
-    file: &str,
-    source: &Source,
-    names: &Names,
-    opts: &CompileOptions,
-) -> Result<Program, Failure> {
-    weir_rules::parse_source(source, names)
-        .and_then(|ast| weir_engine::compile(&ast, names, opts))
-        .map_err(|errors| rules_failure(file, source.text(), &errors))
-}
-
-/// A rule file's errors, rendered: the first hundred in full, then a count.
-pub fn rules_failure(file: &str, text: &str, errors: &[Diagnostic]) -> Failure {
-    Failure::Rules(weir_rules::render_all(file, text, errors))
-}
-
-/// Reads a file the user gave, or stdin for `-`.
-fn read_bytes(path: &Path) -> Result<Vec<u8>, Failure> {
-    let mut bytes = Vec::new();
-    let res = if path.as_os_str() == "-" {
-        io::stdin().read_to_end(&mut bytes)
-    } else {
-        File::open(path).and_then(|mut f| f.read_to_end(&mut bytes))
-    };
-    res.map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
-    Ok(bytes)
-}
-
-/// Reads a rule or table file as people save it: a byte-order mark, CRLF
-/// line ends and non-UTF-8 comments are fine ([`Source`]).
-pub fn read_source(path: &Path) -> Result<Source<'static>, Failure> {
-    Ok(Source::from_vec(read_bytes(path)?))
-}
+use weir_rules::Names;
+use weir_wire::Direction;
 
 /// Reads a file that must be UTF-8 throughout.
 pub fn read_text(path: &Path) -> Result<String, Failure> {
-    String::from_utf8(read_bytes(path)?).map_err(|e| {
+    String::from_utf8(weir_load::read_bytes(path)?).map_err(|e| {
         Failure::Usage(format!(
             "{}: byte {} is not UTF-8",
             path.display(),
@@ -117,27 +81,27 @@ impl From<LogFormatArg> for LogFormat {
     }
 }
 
-/// Reads `--table NAME=FILE` tables; errors as `FILE:LINE:COL: message`.
-pub fn load_tables(args: &TableArgs) -> Result<Vec<(String, weir_table::Builder)>, Failure> {
-    let mut out = Vec::new();
-    for (name, path) in &args.specs {
-        if out.iter().any(|(n, _)| n == name) {
-            return Err(Failure::Usage(format!("--table {name} given twice")));
-        }
-        let source = read_source(path).map_err(|e| match e {
-            Failure::Usage(why) => Failure::Usage(format!("--table {name}: {why}")),
-            other => other,
-        })?;
-        let builder = weir_table::parse_table_source(name, &source).map_err(|errors| {
-            let lines: Vec<String> = errors
-                .iter()
-                .map(|e| format!("{}:{e}", path.display()))
-                .collect();
-            Failure::Rules(lines.join("\n"))
-        })?;
-        out.push((name.clone(), builder));
+/// What a file's flags say about reading and compiling it, as the
+/// loader takes them (`weir check` has only these).
+pub fn file_options(tables: &TableArgs, ppp: &PppArgs) -> Options {
+    Options {
+        syntax: ppp.syntax.into(),
+        ppp: ppp.options(),
+        tables: tables.specs.clone(),
+        ..Options::default()
     }
-    Ok(out)
+}
+
+/// The engine flags as the loader takes them.
+pub fn load_options(args: &EngineArgs) -> Options {
+    Options {
+        default_allow: args.default_allow,
+        disabled_sets: args.disable_set.iter().fold(0, |m, s| m | 1 << s),
+        me: args.me.clone(),
+        sysctl: args.sysctl.clone(),
+        layer2: args.layer2,
+        ..file_options(&args.tables, &args.ppp)
+    }
 }
 
 /// Compiles the ruleset and builds an engine configured by the flags.
@@ -151,34 +115,12 @@ pub fn build_engine_and_set(
     args: &EngineArgs,
     names: &Names,
 ) -> Result<(Engine, Option<FilterSet>), Failure> {
-    let opts = CompileOptions {
-        default_allow: args.default_allow,
-        tables: load_tables(&args.tables)?,
-        disabled_sets: args.disable_set.iter().fold(0, |m, s| m | 1 << s),
-        no_me: args.me.is_empty(),
-    };
-    let (mut program, set) = crate::ppp::load(rules, &args.ppp, names, &opts)?;
-    for (name, value) in &args.sysctl {
-        let on = *value != 0;
-        match name.as_str() {
-            "one_pass" => program.one_pass = on,
-            "net.link.ether.ipfw" => program.layer2 = on,
-            "default_to_accept" => program.set_default_allow(on),
-            _ => {
-                program.state_config.set(name, *value);
-            }
-        }
-    }
-    program.layer2 |= args.layer2;
-    let me = args
-        .me
-        .iter()
-        .map(|a| (addr_to_u128(*a), if a.is_ipv4() { 4 } else { 6 }))
-        .collect();
-    let engine = Engine::builder(program)
+    let loaded = weir_load::load(rules, &load_options(args), names, &mut outputs::write_note)?;
+    let set = loaded.set;
+    let engine = loaded
+        .builder()
         .fib(args.fib)
         .seed(args.seed)
-        .me(me)
         .dispatch(args.dispatch.into())
         .linear(args.linear)
         .policy(Policy {

@@ -7,7 +7,7 @@ mod args;
 mod files;
 mod trace;
 
-use crate::setup::{build_engine, load_tables, placement, rules_failure};
+use crate::setup::{build_engine, placement};
 use crate::{outputs, Failure};
 pub use args::{DiffArgs, Format, LintArgs, SearchArgs};
 use weir_analysis::outcome::{json_line, DiffAnswer, LintAnswer, SearchAnswer};
@@ -65,13 +65,13 @@ pub fn search(args: &SearchArgs) -> Result<bool, Failure> {
     let names = Names::system();
     let engine = build_engine(&args.rules, &args.engine, &names)?;
     let opts = CompileOptions {
-        tables: load_tables(&args.engine.tables)?,
+        tables: weir_load::load_tables(&args.engine.tables.specs)?,
         no_me: args.engine.me.is_empty(),
         ..CompileOptions::default()
     };
     let text = query_rule(&args.query);
     let query = weir_engine::load(&text, &names, &opts)
-        .map_err(|errors| rules_failure("MATCH", &text, &errors))?;
+        .map_err(|errors| weir_load::rendered("MATCH", &text, &errors))?;
     let goal = Goal::new(args.action.as_deref(), args.decided_by);
     let mut a = Analyser::new(&[engine.program(), &query]);
     let found = weir_analysis::search(&mut a, engine.program(), engine.env(), &query, &goal)
