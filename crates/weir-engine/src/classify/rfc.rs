@@ -403,16 +403,29 @@ fn chunk(size: usize, words: usize, ranges: &[Vec<(u32, u32)>]) -> Option<(Box<[
 }
 
 /// The class-bits chunk: per value, the rules whose header class test it
-/// passes.
+/// passes. Rules share a few tests (`class & mask == bits`), so each test
+/// is tried once per value, not once per rule.
 fn class_chunk(prog: &Program, words: usize) -> Option<(Box<[u16]>, Classes)> {
+    let mut tests: Vec<(u32, u32, Vec<usize>)> = Vec::new();
+    let mut index = HashMap::new();
+    for (r, rule) in prog.rules.iter().enumerate() {
+        let key = (rule.class_mask, rule.class_bits);
+        let t = *index.entry(key).or_insert_with(|| {
+            tests.push((key.0, key.1, Vec::new()));
+            tests.len() - 1
+        });
+        tests[t].2.push(r);
+    }
     let mut classes = Classes::default();
     let mut bits = vec![0u64; words];
     let table = (0..1u32 << CLASS_BITS)
         .map(|c| {
             bits.fill(0);
-            for (r, rule) in prog.rules.iter().enumerate() {
-                if c & rule.class_mask == rule.class_bits {
-                    bits[r / 64] |= 1 << (r % 64);
+            for (mask, want, rules) in &tests {
+                if c & mask == *want {
+                    for &r in rules {
+                        bits[r / 64] |= 1 << (r % 64);
+                    }
                 }
             }
             classes.intern(&bits)
