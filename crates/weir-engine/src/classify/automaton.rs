@@ -19,7 +19,7 @@
 //! byte's value.
 
 use super::family::{FamilyRules, FIELDS, PROTO};
-use std::collections::HashMap;
+use hashbrown::HashTable;
 
 /// A node reference: an offset into `nodes`, or a leaf (this bit). A leaf
 /// holds its rule list inline: one rule index (`SINGLE`), or an offset
@@ -183,8 +183,8 @@ struct Expansion {
     iv: [(u64, u64); FIELDS],
     /// Ends every walk when the packet is inside `iv`.
     definitive: bool,
-    /// Per level: every later level admits every value.
-    full_after: Vec<bool>,
+    /// Bit per level: every later level admits every value.
+    full_after: u64,
 }
 
 /// A rule still possible in a state: its expansion, and the interval it
@@ -196,6 +196,16 @@ struct Item {
     hi: u64,
 }
 
+/// A state already built: its level and items (`memo_items[start..][..len]`)
+/// and the node or leaf made of it.
+struct Memo {
+    hash: u64,
+    level: u8,
+    start: u32,
+    len: u32,
+    node: u32,
+}
+
 struct Builder<'a> {
     rules: &'a FamilyRules,
     out: &'a mut Store,
@@ -204,7 +214,18 @@ struct Builder<'a> {
     /// Per level: bits of its field not yet read before it.
     rem: Vec<u32>,
     exps: Vec<Expansion>,
-    memo: HashMap<(u8, Vec<Item>), u32, ahash::RandomState>,
+    /// The items of the states being built, each a range, pushed as the
+    /// walk goes down and cut back as it returns: no list of its own per
+    /// state.
+    stack: Vec<Item>,
+    /// Built states, their items copied once into `memo_items`.
+    memo: HashTable<Memo>,
+    memo_items: Vec<Item>,
+    hasher: ahash::RandomState,
+    /// A bit per value of the widest level, all clear between uses.
+    marks: Vec<u64>,
+    /// Per item of the state being split: its first and last segment.
+    spans: Vec<(u32, u32)>,
     words: usize,
     work: u64,
 }
@@ -251,10 +272,12 @@ impl<'a> Builder<'a> {
                 });
             }
         }
+        debug_assert!(levels.len() <= 64);
         let mut exps = Vec::new();
         for &r in group {
             expand(rules, r, &levels, &mut exps)?;
         }
+        let widest = levels.iter().map(|l| l.bits).max().unwrap_or(0);
         Some(Builder {
             rules,
             out,
@@ -262,7 +285,12 @@ impl<'a> Builder<'a> {
             levels,
             rem,
             exps,
-            memo: HashMap::default(),
+            stack: Vec::new(),
+            memo: HashTable::new(),
+            memo_items: Vec::new(),
+            hasher: ahash::RandomState::new(),
+            marks: vec![0; (1usize << widest).div_ceil(64)],
+            spans: Vec::new(),
             words: 0,
             work: 0,
         })
@@ -271,13 +299,14 @@ impl<'a> Builder<'a> {
     /// The automaton's root.
     fn run(mut self) -> (Option<u32>, u64) {
         let first = self.levels[0].field as usize;
-        let items: Vec<Item> = (0..self.exps.len() as u32)
+        self.stack = (0..self.exps.len() as u32)
             .map(|e| {
                 let (lo, hi) = self.exps[e as usize].iv[first];
                 Item { e, lo, hi }
             })
             .collect();
-        (self.state(0, items), self.work)
+        let root = self.state(0, 0, self.stack.len());
+        (root, self.work)
     }
 
     /// Whether item `it` at level `l` admits every key from here on.
@@ -286,47 +315,64 @@ impl<'a> Builder<'a> {
             return true;
         }
         let x = &self.exps[it.e as usize];
-        it.lo == 0 && it.hi == low_mask(self.rem[l]) && x.full_after[l]
+        it.lo == 0 && it.hi == low_mask(self.rem[l]) && x.full_after >> l & 1 != 0
     }
 
-    /// The node (or leaf) for the state `items` before reading level `l`.
-    fn state(&mut self, mut l: usize, mut items: Vec<Item>) -> Option<u32> {
+    /// The node (or leaf) for the state of items `stack[start..][..len]`
+    /// before reading level `l`. Leaves the stack as it found it.
+    fn state(&mut self, l: usize, start: usize, len: usize) -> Option<u32> {
+        let base = self.stack.len();
+        let made = self.state_on(l, start, len);
+        self.stack.truncate(base);
+        made
+    }
+
+    fn state_on(&mut self, mut l: usize, mut start: usize, mut len: usize) -> Option<u32> {
         let cuts = loop {
+            let items = &self.stack[start..][..len];
             if let Some(k) = items
                 .iter()
                 .position(|it| self.exps[it.e as usize].definitive && self.done(l, it))
             {
-                items.truncate(k + 1);
+                len = k + 1;
             }
+            let items = &self.stack[start..][..len];
             if items.is_empty() {
                 return Some(EMPTY);
             }
             if items.len() <= LEAF_ITEMS || items.iter().all(|it| self.done(l, it)) {
-                return self.leaf(l, &items);
+                return self.leaf(l, start, len);
             }
-            self.work += items.len() as u64;
+            self.work += len as u64;
             if self.work > self.limits.work {
                 return None;
             }
-            let cuts = self.segments(l, &items);
+            let cuts = self.segments(l, start, len);
             if cuts.len() > 1 {
                 break cuts;
             }
             // Every item admits every value here: skip the level.
-            items = self.children(l, &items, &cuts).swap_remove(0);
+            let child = self.children(l, start, len, &cuts);
+            (start, len) = child[0];
             l += 1;
         };
-        let key = (l as u8, items);
-        if let Some(&n) = self.memo.get(&key) {
-            return Some(n);
+        let hash = self.hasher.hash_one((l, &self.stack[start..][..len]));
+        let (stack, memo_items) = (&self.stack, &self.memo_items);
+        let items = &stack[start..][..len];
+        let same = |m: &Memo| {
+            usize::from(m.level) == l
+                && m.len as usize == len
+                && memo_items[m.start as usize..][..len] == *items
+        };
+        if let Some(m) = self.memo.find(hash, same) {
+            return Some(m.node);
         }
-        let (_, items) = &key;
         let mut kids = Vec::with_capacity(cuts.len());
-        for child in self.children(l, items, &cuts) {
-            kids.push(if child.is_empty() {
+        for (child_start, child_len) in self.children(l, start, len, &cuts) {
+            kids.push(if child_len == 0 {
                 EMPTY
             } else {
-                self.state(l + 1, child)?
+                self.state(l + 1, child_start, child_len)?
             });
         }
         // Neighbouring segments with one child are one segment.
@@ -339,7 +385,7 @@ impl<'a> Builder<'a> {
         }
         let n = refs.len();
         if n == 1 {
-            self.memo.insert(key, refs[0]);
+            self.remember(hash, l, start, len, refs[0]);
             return Some(refs[0]);
         }
         let at = self.out.nodes.len();
@@ -379,50 +425,95 @@ impl<'a> Builder<'a> {
         if self.words > self.limits.words || self.out.words() > self.limits.store_words {
             return None;
         }
-        self.memo.insert(key, at as u32);
+        self.remember(hash, l, start, len, at as u32);
         Some(at as u32)
     }
 
+    /// Records that the state of `stack[start..][..len]` at level `l` is
+    /// `node`.
+    fn remember(&mut self, hash: u64, l: usize, start: usize, len: usize, node: u32) {
+        let at = self.memo_items.len();
+        self.memo_items
+            .extend_from_slice(&self.stack[start..][..len]);
+        let entry = Memo {
+            hash,
+            level: l as u8,
+            start: at as u32,
+            len: len as u32,
+            node,
+        };
+        self.memo.insert_unique(hash, entry, |m| m.hash);
+    }
+
     /// The values at level `l` where some item's requirement changes:
-    /// segment starts, sorted, from 0.
-    fn segments(&self, l: usize, items: &[Item]) -> Vec<u32> {
+    /// segment starts, ascending, from 0.
+    fn segments(&mut self, l: usize, start: usize, len: usize) -> Vec<u32> {
         let below = self.rem[l] - u32::from(self.levels[l].bits);
         let width = 1u64 << self.levels[l].bits;
-        let mut cuts = vec![0u32];
-        for it in items {
+        let marks = &mut self.marks;
+        let mut mark = |c: u64| {
+            if c < width {
+                marks[(c / 64) as usize] |= 1 << (c % 64);
+            }
+        };
+        mark(0);
+        for it in &self.stack[start..][..len] {
             let (first, last) = (it.lo >> below, it.hi >> below);
-            cuts.push(first as u32);
+            mark(first);
             if it.lo & low_mask(below) != 0 {
-                cuts.push(first as u32 + 1);
+                mark(first + 1);
             }
             if it.hi & low_mask(below) != low_mask(below) {
-                cuts.push(last as u32);
+                mark(last);
             }
-            cuts.push(last as u32 + 1);
+            mark(last + 1);
         }
-        cuts.retain(|&c| u64::from(c) < width);
-        cuts.sort_unstable();
-        cuts.dedup();
+        let mut cuts = Vec::new();
+        for (w, word) in self.marks[..width.div_ceil(64) as usize]
+            .iter_mut()
+            .enumerate()
+        {
+            while *word != 0 {
+                cuts.push(w as u32 * 64 + word.trailing_zeros());
+                *word &= *word - 1;
+            }
+        }
         cuts
     }
 
     /// Per segment (`cuts` from `segments`), the items after reading a
-    /// value in it at level `l`, in order.
-    fn children(&self, l: usize, items: &[Item], cuts: &[u32]) -> Vec<Vec<Item>> {
+    /// value in it at level `l`, in order: pushed on the stack, returned
+    /// as (start, len) ranges.
+    fn children(&mut self, l: usize, start: usize, len: usize, cuts: &[u32]) -> Vec<(usize, usize)> {
         let below = self.rem[l] - u32::from(self.levels[l].bits);
         let next_field = self.levels.get(l + 1).map(|n| n.field as usize);
-        let mut out = vec![Vec::new(); cuts.len()];
-        for it in items {
-            let segment = |v: u64| cuts.partition_point(|&c| u64::from(c) <= v) - 1;
+        let segment = |v: u64| cuts.partition_point(|&c| u64::from(c) <= v) - 1;
+        // Count each segment's items, then place them.
+        let mut counts = vec![0usize; cuts.len()];
+        self.spans.clear();
+        for it in &self.stack[start..][..len] {
             let first = segment(it.lo >> below);
             let last = segment(it.hi >> below);
-            for (s, child) in out.iter_mut().enumerate().take(last + 1).skip(first) {
+            counts[first..=last].iter_mut().for_each(|c| *c += 1);
+            self.spans.push((first as u32, last as u32));
+        }
+        let mut ranges = Vec::with_capacity(cuts.len());
+        let mut next = Vec::with_capacity(cuts.len());
+        let mut at = self.stack.len();
+        for &c in &counts {
+            ranges.push((at, c));
+            next.push(at);
+            at += c;
+        }
+        let filler = Item { e: 0, lo: 0, hi: 0 };
+        self.stack.resize(at, filler);
+        for i in 0..len {
+            let it = self.stack[start + i];
+            let (first, last) = self.spans[i];
+            for s in first as usize..=last as usize {
                 let v = u64::from(cuts[s]);
-                let (box_lo, box_hi) = (v << below, v << below | low_mask(below));
-                if it.lo > box_hi || it.hi < box_lo {
-                    continue;
-                }
-                child.push(match next_field {
+                let box_lo = v << below;
+                let child = match next_field {
                     // The field is read to its end: the next one starts.
                     Some(f) if below == 0 => {
                         let (lo, hi) = self.exps[it.e as usize].iv[f];
@@ -431,15 +522,18 @@ impl<'a> Builder<'a> {
                     _ => Item {
                         e: it.e,
                         lo: it.lo.max(box_lo) - box_lo,
-                        hi: it.hi.min(box_hi) - box_lo,
+                        hi: it.hi.min(box_lo | low_mask(below)) - box_lo,
                     },
-                });
+                };
+                self.stack[next[s]] = child;
+                next[s] += 1;
             }
         }
-        out
+        ranges
     }
 
-    fn leaf(&mut self, l: usize, items: &[Item]) -> Option<u32> {
+    fn leaf(&mut self, l: usize, start: usize, len: usize) -> Option<u32> {
+        let items = &self.stack[start..][..len];
         let last = items.last()?;
         let stops = self.exps[last.e as usize].definitive && self.done(l, last);
         let mut rules: Vec<u32> = Vec::with_capacity(items.len());
@@ -483,14 +577,14 @@ fn expand(rules: &FamilyRules, r: u32, levels: &[Level], out: &mut Vec<Expansion
             *s = vec![(0, low_mask(rules.bits[f]))];
         }
     }
-    let full_after: Vec<bool> = (0..levels.len())
-        .map(|l| {
+    let full_after = (0..levels.len())
+        .filter(|&l| {
             let f = levels[l].field as usize;
             levels[l + 1..]
                 .iter()
                 .all(|n| n.field as usize == f || full[n.field as usize])
         })
-        .collect();
+        .fold(0u64, |m, l| m | 1 << l);
     let definitive = rules.definitive[r as usize] && exact;
     let mut combos = vec![[(0u64, 0u64); FIELDS]];
     for (f, s) in sets.iter().enumerate() {
@@ -509,7 +603,7 @@ fn expand(rules: &FamilyRules, r: u32, levels: &[Level], out: &mut Vec<Expansion
         rule: r,
         iv,
         definitive,
-        full_after: full_after.clone(),
+        full_after,
     }));
     Some(())
 }
