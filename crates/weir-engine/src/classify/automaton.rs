@@ -181,11 +181,14 @@ struct Expansion {
     /// Family rule id.
     rule: u32,
     iv: [(u64, u64); FIELDS],
-    /// Ends every walk when the packet is inside `iv`.
-    definitive: bool,
-    /// Bit per level: every later level admits every value.
-    full_after: u64,
+    /// Bit per level: every later level admits every value; and
+    /// `DEFINITIVE`.
+    after: u64,
 }
+
+/// `Expansion::after`: the rule ends every walk when the packet is inside
+/// its intervals.
+const DEFINITIVE: u64 = 1 << 63;
 
 /// A rule still possible in a state: its expansion, and the interval it
 /// still requires of the field being read, relative to the state's box.
@@ -214,6 +217,8 @@ struct Builder<'a> {
     /// Per level: bits of its field not yet read before it.
     rem: Vec<u32>,
     exps: Vec<Expansion>,
+    /// Each expansion's `after`, apart: read for every item visited.
+    after: Vec<u64>,
     /// The items of the states being built, each a range, pushed as the
     /// walk goes down and cut back as it returns: no list of its own per
     /// state.
@@ -222,10 +227,15 @@ struct Builder<'a> {
     memo: HashTable<Memo>,
     memo_items: Vec<Item>,
     hasher: ahash::RandomState,
-    /// A bit per value of the widest level, all clear between uses.
+    /// A bit per segment start of the level being split (all clear
+    /// between splits), and per word of it, the starts before it: a
+    /// value's segment is a rank.
     marks: Vec<u64>,
+    ranks: Vec<u32>,
     /// Per item of the state being split: its first and last segment.
     spans: Vec<(u32, u32)>,
+    /// A leaf's rules, as it is made.
+    leaf_rules: Vec<u32>,
     words: usize,
     work: u64,
 }
@@ -272,25 +282,29 @@ impl<'a> Builder<'a> {
                 });
             }
         }
-        debug_assert!(levels.len() <= 64);
+        debug_assert!(levels.len() < 64);
         let mut exps = Vec::new();
         for &r in group {
             expand(rules, r, &levels, &mut exps)?;
         }
         let widest = levels.iter().map(|l| l.bits).max().unwrap_or(0);
+        let words = (1usize << widest).div_ceil(64);
         Some(Builder {
             rules,
             out,
             limits,
             levels,
             rem,
+            after: exps.iter().map(|x| x.after).collect(),
             exps,
             stack: Vec::new(),
             memo: HashTable::new(),
             memo_items: Vec::new(),
             hasher: ahash::RandomState::new(),
-            marks: vec![0; (1usize << widest).div_ceil(64)],
+            marks: vec![0; words],
+            ranks: vec![0; words],
             spans: Vec::new(),
+            leaf_rules: Vec::new(),
             words: 0,
             work: 0,
         })
@@ -314,8 +328,12 @@ impl<'a> Builder<'a> {
         if l >= self.levels.len() {
             return true;
         }
-        let x = &self.exps[it.e as usize];
-        it.lo == 0 && it.hi == low_mask(self.rem[l]) && x.full_after >> l & 1 != 0
+        it.lo == 0 && it.hi == low_mask(self.rem[l]) && self.after[it.e as usize] >> l & 1 != 0
+    }
+
+    /// Whether item `it` at level `l` ends every walk that gets here.
+    fn ends(&self, l: usize, it: &Item) -> bool {
+        self.after[it.e as usize] & DEFINITIVE != 0 && self.done(l, it)
     }
 
     /// The node (or leaf) for the state of items `stack[start..][..len]`
@@ -330,10 +348,7 @@ impl<'a> Builder<'a> {
     fn state_on(&mut self, mut l: usize, mut start: usize, mut len: usize) -> Option<u32> {
         let cuts = loop {
             let items = &self.stack[start..][..len];
-            if let Some(k) = items
-                .iter()
-                .position(|it| self.exps[it.e as usize].definitive && self.done(l, it))
-            {
+            if let Some(k) = items.iter().position(|it| self.ends(l, it)) {
                 len = k + 1;
             }
             let items = &self.stack[start..][..len];
@@ -365,7 +380,9 @@ impl<'a> Builder<'a> {
                 && memo_items[m.start as usize..][..len] == *items
         };
         if let Some(m) = self.memo.find(hash, same) {
-            return Some(m.node);
+            let node = m.node;
+            self.clear_marks(l);
+            return Some(node);
         }
         let mut kids = Vec::with_capacity(cuts.len());
         for (child_start, child_len) in self.children(l, start, len, &cuts) {
@@ -376,7 +393,8 @@ impl<'a> Builder<'a> {
             });
         }
         // Neighbouring segments with one child are one segment.
-        let (mut starts, mut refs) = (Vec::new(), Vec::new());
+        let mut starts = Vec::with_capacity(cuts.len());
+        let mut refs = Vec::with_capacity(cuts.len());
         for (&c, &k) in cuts.iter().zip(&kids) {
             if refs.last() != Some(&k) {
                 starts.push(c);
@@ -446,7 +464,8 @@ impl<'a> Builder<'a> {
     }
 
     /// The values at level `l` where some item's requirement changes:
-    /// segment starts, ascending, from 0.
+    /// segment starts, ascending, from 0. Leaves them marked for
+    /// `children` (or `clear_marks`).
     fn segments(&mut self, l: usize, start: usize, len: usize) -> Vec<u32> {
         let below = self.rem[l] - u32::from(self.levels[l].bits);
         let width = 1u64 << self.levels[l].bits;
@@ -468,42 +487,62 @@ impl<'a> Builder<'a> {
             }
             mark(last + 1);
         }
-        let mut cuts = Vec::new();
-        for (w, word) in self.marks[..width.div_ceil(64) as usize]
-            .iter_mut()
+        let mut cuts = Vec::with_capacity((4 * len + 1).min(width as usize));
+        let words = width.div_ceil(64) as usize;
+        for (w, (&word, rank)) in self.marks[..words]
+            .iter()
+            .zip(&mut self.ranks[..words])
             .enumerate()
         {
-            while *word != 0 {
-                cuts.push(w as u32 * 64 + word.trailing_zeros());
-                *word &= *word - 1;
+            *rank = cuts.len() as u32;
+            let mut bits = word;
+            while bits != 0 {
+                cuts.push(w as u32 * 64 + bits.trailing_zeros());
+                bits &= bits - 1;
             }
         }
         cuts
     }
 
+    /// Clears what `segments` marked at level `l`.
+    fn clear_marks(&mut self, l: usize) {
+        let words = (1usize << self.levels[l].bits).div_ceil(64);
+        self.marks[..words].fill(0);
+    }
+
     /// Per segment (`cuts` from `segments`), the items after reading a
     /// value in it at level `l`, in order: pushed on the stack, returned
     /// as (start, len) ranges.
-    fn children(&mut self, l: usize, start: usize, len: usize, cuts: &[u32]) -> Vec<(usize, usize)> {
+    fn children(
+        &mut self,
+        l: usize,
+        start: usize,
+        len: usize,
+        cuts: &[u32],
+    ) -> Vec<(usize, usize)> {
         let below = self.rem[l] - u32::from(self.levels[l].bits);
         let next_field = self.levels.get(l + 1).map(|n| n.field as usize);
-        let segment = |v: u64| cuts.partition_point(|&c| u64::from(c) <= v) - 1;
-        // Count each segment's items, then place them.
-        let mut counts = vec![0usize; cuts.len()];
+        let (marks, ranks) = (&self.marks, &self.ranks);
+        // The rank of the last segment start at or below v.
+        let segment = |v: u64| {
+            let (w, b) = ((v / 64) as usize, v % 64);
+            ranks[w] as usize + (marks[w] & u64::MAX >> (63 - b)).count_ones() as usize - 1
+        };
+        // Count each segment's items, then place them: `ranges` holds
+        // (start, count), then (start, placed so far).
+        let mut ranges = vec![(0, 0); cuts.len()];
         self.spans.clear();
         for it in &self.stack[start..][..len] {
             let first = segment(it.lo >> below);
             let last = segment(it.hi >> below);
-            counts[first..=last].iter_mut().for_each(|c| *c += 1);
+            ranges[first..=last].iter_mut().for_each(|r| r.1 += 1);
             self.spans.push((first as u32, last as u32));
         }
-        let mut ranges = Vec::with_capacity(cuts.len());
-        let mut next = Vec::with_capacity(cuts.len());
+        self.clear_marks(l);
         let mut at = self.stack.len();
-        for &c in &counts {
-            ranges.push((at, c));
-            next.push(at);
-            at += c;
+        for r in &mut ranges {
+            (r.0, at) = (at, at + r.1);
+            r.1 = 0;
         }
         let filler = Item { e: 0, lo: 0, hi: 0 };
         self.stack.resize(at, filler);
@@ -525,8 +564,9 @@ impl<'a> Builder<'a> {
                         hi: it.hi.min(box_lo | low_mask(below)) - box_lo,
                     },
                 };
-                self.stack[next[s]] = child;
-                next[s] += 1;
+                let (at, placed) = &mut ranges[s];
+                self.stack[*at + *placed] = child;
+                *placed += 1;
             }
         }
         ranges
@@ -535,8 +575,9 @@ impl<'a> Builder<'a> {
     fn leaf(&mut self, l: usize, start: usize, len: usize) -> Option<u32> {
         let items = &self.stack[start..][..len];
         let last = items.last()?;
-        let stops = self.exps[last.e as usize].definitive && self.done(l, last);
-        let mut rules: Vec<u32> = Vec::with_capacity(items.len());
+        let stops = self.ends(l, last);
+        let rules = &mut self.leaf_rules;
+        rules.clear();
         for it in items {
             let r = self.rules.index[self.exps[it.e as usize].rule as usize];
             if !rules.contains(&r) {
@@ -553,7 +594,7 @@ impl<'a> Builder<'a> {
         {
             return None;
         }
-        Some(LEAF | stop | self.out.push_list(&rules))
+        Some(LEAF | stop | self.out.push_list(rules))
     }
 }
 
@@ -585,7 +626,11 @@ fn expand(rules: &FamilyRules, r: u32, levels: &[Level], out: &mut Vec<Expansion
                 .all(|n| n.field as usize == f || full[n.field as usize])
         })
         .fold(0u64, |m, l| m | 1 << l);
-    let definitive = rules.definitive[r as usize] && exact;
+    let definitive = if rules.definitive[r as usize] && exact {
+        DEFINITIVE
+    } else {
+        0
+    };
     let mut combos = vec![[(0u64, 0u64); FIELDS]];
     for (f, s) in sets.iter().enumerate() {
         combos = combos
@@ -602,8 +647,7 @@ fn expand(rules: &FamilyRules, r: u32, levels: &[Level], out: &mut Vec<Expansion
     out.extend(combos.into_iter().map(|iv| Expansion {
         rule: r,
         iv,
-        definitive,
-        full_after,
+        after: full_after | definitive,
     }));
     Some(())
 }
