@@ -199,8 +199,8 @@ struct Item {
     hi: u64,
 }
 
-/// A state already built: its level and items (`memo_items[start..][..len]`)
-/// and the node or leaf made of it.
+/// A state already built: its level and items (`memo_items[start..][..len]`,
+/// as `encode` writes them) and the node or leaf made of it.
 struct Memo {
     hash: u64,
     level: u8,
@@ -225,7 +225,9 @@ struct Builder<'a> {
     stack: Vec<Item>,
     /// Built states, their items copied once into `memo_items`.
     memo: HashTable<Memo>,
-    memo_items: Vec<Item>,
+    memo_items: Vec<u32>,
+    /// The state being looked up, encoded.
+    key: Vec<u32>,
     hasher: ahash::RandomState,
     /// A bit per segment start of the level being split (all clear
     /// between splits), and per word of it, the starts before it: a
@@ -300,6 +302,7 @@ impl<'a> Builder<'a> {
             stack: Vec::new(),
             memo: HashTable::new(),
             memo_items: Vec::new(),
+            key: Vec::new(),
             hasher: ahash::RandomState::new(),
             marks: vec![0; words],
             ranks: vec![0; words],
@@ -371,16 +374,19 @@ impl<'a> Builder<'a> {
             (start, len) = child[0];
             l += 1;
         };
-        let hash = self.hasher.hash_one((l, &self.stack[start..][..len]));
-        let (stack, memo_items) = (&self.stack, &self.memo_items);
-        let items = &stack[start..][..len];
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        self.encode(l, start, len, &mut key);
+        let hash = self.hasher.hash_one((l, &key));
+        let memo_items = &self.memo_items;
         let same = |m: &Memo| {
             usize::from(m.level) == l
-                && m.len as usize == len
-                && memo_items[m.start as usize..][..len] == *items
+                && m.len as usize == key.len()
+                && memo_items[m.start as usize..][..key.len()] == key[..]
         };
-        if let Some(m) = self.memo.find(hash, same) {
-            let node = m.node;
+        let found = self.memo.find(hash, same).map(|m| m.node);
+        self.key = key;
+        if let Some(node) = found {
             self.clear_marks(l);
             return Some(node);
         }
@@ -451,16 +457,42 @@ impl<'a> Builder<'a> {
     /// `node`.
     fn remember(&mut self, hash: u64, l: usize, start: usize, len: usize, node: u32) {
         let at = self.memo_items.len();
-        self.memo_items
-            .extend_from_slice(&self.stack[start..][..len]);
+        let mut items = std::mem::take(&mut self.memo_items);
+        self.encode(l, start, len, &mut items);
         let entry = Memo {
             hash,
             level: l as u8,
             start: at as u32,
-            len: len as u32,
+            len: (items.len() - at) as u32,
             node,
         };
+        self.memo_items = items;
         self.memo.insert_unique(hash, entry, |m| m.hash);
+    }
+
+    /// Appends the items `stack[start..][..len]` at level `l` to `out` in
+    /// as few words as their intervals need: the memo holds every state
+    /// built, so its size is the build's peak memory.
+    fn encode(&self, l: usize, start: usize, len: usize, out: &mut Vec<u32>) {
+        let items = &self.stack[start..][..len];
+        if self.rem[l] <= 32 {
+            out.reserve(3 * len);
+            for it in items {
+                out.extend([it.e, it.lo as u32, it.hi as u32]);
+            }
+        } else {
+            out.reserve(5 * len);
+            for it in items {
+                let (lo, hi) = (it.lo, it.hi);
+                out.extend([
+                    it.e,
+                    lo as u32,
+                    (lo >> 32) as u32,
+                    hi as u32,
+                    (hi >> 32) as u32,
+                ]);
+            }
+        }
     }
 
     /// The values at level `l` where some item's requirement changes:
