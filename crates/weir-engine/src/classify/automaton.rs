@@ -633,23 +633,34 @@ impl<'a> Builder<'a> {
 /// Family rule `r` as expansions (one interval per field each), with the
 /// fields in which every value is admitted.
 fn expand(rules: &FamilyRules, r: u32, levels: &[Level], out: &mut Vec<Expansion>) -> Option<()> {
-    let mut sets: Vec<Vec<(u64, u64)>> = (0..FIELDS).map(|f| rules.set(r, f).to_vec()).collect();
+    // A field's set, or the one interval that stands for it (`single`).
+    let mut single: [Option<(u64, u64)>; FIELDS] = [None; FIELDS];
+    let mut lens: [usize; FIELDS] = std::array::from_fn(|f| rules.set(r, f).len());
     let mut exact = true;
-    while sets.iter().map(Vec::len).product::<usize>() > MAX_EXPANSIONS {
-        let widest = (0..FIELDS).max_by_key(|&f| sets[f].len())?;
-        let hull = (sets[widest][0].0, sets[widest].last()?.1);
-        sets[widest] = vec![hull];
+    while lens.iter().product::<usize>() > MAX_EXPANSIONS {
+        let widest = (0..FIELDS).max_by_key(|&f| lens[f])?;
+        let set = rules.set(r, widest);
+        single[widest] = Some((set.first()?.0, set.last()?.1));
+        lens[widest] = 1;
         exact = false;
     }
-    let full: Vec<bool> = (0..FIELDS)
-        .map(|f| sets[f] == [(0, rules.max[f])] || sets[f] == [(0, low_mask(rules.bits[f]))])
-        .collect();
-    // Unconstrained fields span the whole key range, so they read as full.
-    for (f, s) in sets.iter_mut().enumerate() {
+    let mut full = [false; FIELDS];
+    for f in 0..FIELDS {
+        let set = single[f]
+            .as_ref()
+            .map_or(rules.set(r, f), std::slice::from_ref);
+        let whole = (0, low_mask(rules.bits[f]));
+        full[f] = set == [(0, rules.max[f])] || set == [whole];
+        // Unconstrained fields span the whole key range, so they read as full.
         if full[f] {
-            *s = vec![(0, low_mask(rules.bits[f]))];
+            single[f] = Some(whole);
         }
     }
+    let sets: [&[(u64, u64)]; FIELDS] = std::array::from_fn(|f| {
+        single[f]
+            .as_ref()
+            .map_or(rules.set(r, f), std::slice::from_ref)
+    });
     let full_after = (0..levels.len())
         .filter(|&l| {
             let f = levels[l].field as usize;
@@ -663,25 +674,31 @@ fn expand(rules: &FamilyRules, r: u32, levels: &[Level], out: &mut Vec<Expansion
     } else {
         0
     };
-    let mut combos = vec![[(0u64, 0u64); FIELDS]];
-    for (f, s) in sets.iter().enumerate() {
-        combos = combos
-            .iter()
-            .flat_map(|c| {
-                s.iter().map(move |&iv| {
-                    let mut c = *c;
-                    c[f] = iv;
-                    c
-                })
-            })
-            .collect();
+    if sets.iter().any(|s| s.is_empty()) {
+        return Some(());
     }
-    out.extend(combos.into_iter().map(|iv| Expansion {
-        rule: r,
-        iv,
-        after: full_after | definitive,
-    }));
-    Some(())
+    // Every combination of one interval per field, the last field
+    // counting fastest.
+    let mut at = [0usize; FIELDS];
+    loop {
+        out.push(Expansion {
+            rule: r,
+            iv: std::array::from_fn(|f| sets[f][at[f]]),
+            after: full_after | definitive,
+        });
+        let mut f = FIELDS;
+        loop {
+            if f == 0 {
+                return Some(());
+            }
+            f -= 1;
+            at[f] += 1;
+            if at[f] < sets[f].len() {
+                break;
+            }
+            at[f] = 0;
+        }
+    }
 }
 
 /// Lowest `bits` bits set (0 ≤ bits ≤ 64).
