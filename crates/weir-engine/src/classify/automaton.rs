@@ -19,7 +19,7 @@
 //! byte's value.
 
 use super::family::{FamilyRules, FIELDS, PROTO};
-use std::collections::HashMap;
+use hashbrown::HashTable;
 
 /// A node reference: an offset into `nodes`, or a leaf (this bit). A leaf
 /// holds its rule list inline: one rule index (`SINGLE`), or an offset
@@ -181,11 +181,14 @@ struct Expansion {
     /// Family rule id.
     rule: u32,
     iv: [(u64, u64); FIELDS],
-    /// Ends every walk when the packet is inside `iv`.
-    definitive: bool,
-    /// Per level: every later level admits every value.
-    full_after: Vec<bool>,
+    /// Bit per level: every later level admits every value; and
+    /// `DEFINITIVE`.
+    after: u64,
 }
+
+/// `Expansion::after`: the rule ends every walk when the packet is inside
+/// its intervals.
+const DEFINITIVE: u64 = 1 << 63;
 
 /// A rule still possible in a state: its expansion, and the interval it
 /// still requires of the field being read, relative to the state's box.
@@ -196,6 +199,16 @@ struct Item {
     hi: u64,
 }
 
+/// A state already built: its level and items (`memo_items[start..][..len]`,
+/// as `encode` writes them) and the node or leaf made of it.
+struct Memo {
+    hash: u64,
+    level: u8,
+    start: u32,
+    len: u32,
+    node: u32,
+}
+
 struct Builder<'a> {
     rules: &'a FamilyRules,
     out: &'a mut Store,
@@ -204,7 +217,27 @@ struct Builder<'a> {
     /// Per level: bits of its field not yet read before it.
     rem: Vec<u32>,
     exps: Vec<Expansion>,
-    memo: HashMap<(u8, Vec<Item>), u32, ahash::RandomState>,
+    /// Each expansion's `after`, apart: read for every item visited.
+    after: Vec<u64>,
+    /// The items of the states being built, each a range, pushed as the
+    /// walk goes down and cut back as it returns: no list of its own per
+    /// state.
+    stack: Vec<Item>,
+    /// Built states, their items copied once into `memo_items`.
+    memo: HashTable<Memo>,
+    memo_items: Vec<u32>,
+    /// The state being looked up, encoded.
+    key: Vec<u32>,
+    hasher: ahash::RandomState,
+    /// A bit per segment start of the level being split (all clear
+    /// between splits), and per word of it, the starts before it: a
+    /// value's segment is a rank.
+    marks: Vec<u64>,
+    ranks: Vec<u32>,
+    /// Per item of the state being split: its first and last segment.
+    spans: Vec<(u32, u32)>,
+    /// A leaf's rules, as it is made.
+    leaf_rules: Vec<u32>,
     words: usize,
     work: u64,
 }
@@ -251,18 +284,30 @@ impl<'a> Builder<'a> {
                 });
             }
         }
+        debug_assert!(levels.len() < 64);
         let mut exps = Vec::new();
         for &r in group {
             expand(rules, r, &levels, &mut exps)?;
         }
+        let widest = levels.iter().map(|l| l.bits).max().unwrap_or(0);
+        let words = (1usize << widest).div_ceil(64);
         Some(Builder {
             rules,
             out,
             limits,
             levels,
             rem,
+            after: exps.iter().map(|x| x.after).collect(),
             exps,
-            memo: HashMap::default(),
+            stack: Vec::new(),
+            memo: HashTable::new(),
+            memo_items: Vec::new(),
+            key: Vec::new(),
+            hasher: ahash::RandomState::new(),
+            marks: vec![0; words],
+            ranks: vec![0; words],
+            spans: Vec::new(),
+            leaf_rules: Vec::new(),
             words: 0,
             work: 0,
         })
@@ -271,13 +316,14 @@ impl<'a> Builder<'a> {
     /// The automaton's root.
     fn run(mut self) -> (Option<u32>, u64) {
         let first = self.levels[0].field as usize;
-        let items: Vec<Item> = (0..self.exps.len() as u32)
+        self.stack = (0..self.exps.len() as u32)
             .map(|e| {
                 let (lo, hi) = self.exps[e as usize].iv[first];
                 Item { e, lo, hi }
             })
             .collect();
-        (self.state(0, items), self.work)
+        let root = self.state(0, 0, self.stack.len());
+        (root, self.work)
     }
 
     /// Whether item `it` at level `l` admits every key from here on.
@@ -285,52 +331,76 @@ impl<'a> Builder<'a> {
         if l >= self.levels.len() {
             return true;
         }
-        let x = &self.exps[it.e as usize];
-        it.lo == 0 && it.hi == low_mask(self.rem[l]) && x.full_after[l]
+        it.lo == 0 && it.hi == low_mask(self.rem[l]) && self.after[it.e as usize] >> l & 1 != 0
     }
 
-    /// The node (or leaf) for the state `items` before reading level `l`.
-    fn state(&mut self, mut l: usize, mut items: Vec<Item>) -> Option<u32> {
+    /// Whether item `it` at level `l` ends every walk that gets here.
+    fn ends(&self, l: usize, it: &Item) -> bool {
+        self.after[it.e as usize] & DEFINITIVE != 0 && self.done(l, it)
+    }
+
+    /// The node (or leaf) for the state of items `stack[start..][..len]`
+    /// before reading level `l`. Leaves the stack as it found it.
+    fn state(&mut self, l: usize, start: usize, len: usize) -> Option<u32> {
+        let base = self.stack.len();
+        let made = self.state_on(l, start, len);
+        self.stack.truncate(base);
+        made
+    }
+
+    fn state_on(&mut self, mut l: usize, mut start: usize, mut len: usize) -> Option<u32> {
         let cuts = loop {
-            if let Some(k) = items
-                .iter()
-                .position(|it| self.exps[it.e as usize].definitive && self.done(l, it))
-            {
-                items.truncate(k + 1);
+            let items = &self.stack[start..][..len];
+            if let Some(k) = items.iter().position(|it| self.ends(l, it)) {
+                len = k + 1;
             }
+            let items = &self.stack[start..][..len];
             if items.is_empty() {
                 return Some(EMPTY);
             }
             if items.len() <= LEAF_ITEMS || items.iter().all(|it| self.done(l, it)) {
-                return self.leaf(l, &items);
+                return self.leaf(l, start, len);
             }
-            self.work += items.len() as u64;
+            self.work += len as u64;
             if self.work > self.limits.work {
                 return None;
             }
-            let cuts = self.segments(l, &items);
+            let cuts = self.segments(l, start, len);
             if cuts.len() > 1 {
                 break cuts;
             }
             // Every item admits every value here: skip the level.
-            items = self.children(l, &items, &cuts).swap_remove(0);
+            let child = self.children(l, start, len, &cuts);
+            (start, len) = child[0];
             l += 1;
         };
-        let key = (l as u8, items);
-        if let Some(&n) = self.memo.get(&key) {
-            return Some(n);
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        self.encode(l, start, len, &mut key);
+        let hash = self.hasher.hash_one((l, &key));
+        let memo_items = &self.memo_items;
+        let same = |m: &Memo| {
+            usize::from(m.level) == l
+                && m.len as usize == key.len()
+                && memo_items[m.start as usize..][..key.len()] == key[..]
+        };
+        let found = self.memo.find(hash, same).map(|m| m.node);
+        self.key = key;
+        if let Some(node) = found {
+            self.clear_marks(l);
+            return Some(node);
         }
-        let (_, items) = &key;
         let mut kids = Vec::with_capacity(cuts.len());
-        for child in self.children(l, items, &cuts) {
-            kids.push(if child.is_empty() {
+        for (child_start, child_len) in self.children(l, start, len, &cuts) {
+            kids.push(if child_len == 0 {
                 EMPTY
             } else {
-                self.state(l + 1, child)?
+                self.state(l + 1, child_start, child_len)?
             });
         }
         // Neighbouring segments with one child are one segment.
-        let (mut starts, mut refs) = (Vec::new(), Vec::new());
+        let mut starts = Vec::with_capacity(cuts.len());
+        let mut refs = Vec::with_capacity(cuts.len());
         for (&c, &k) in cuts.iter().zip(&kids) {
             if refs.last() != Some(&k) {
                 starts.push(c);
@@ -339,7 +409,7 @@ impl<'a> Builder<'a> {
         }
         let n = refs.len();
         if n == 1 {
-            self.memo.insert(key, refs[0]);
+            self.remember(hash, l, start, len, refs[0]);
             return Some(refs[0]);
         }
         let at = self.out.nodes.len();
@@ -379,50 +449,142 @@ impl<'a> Builder<'a> {
         if self.words > self.limits.words || self.out.words() > self.limits.store_words {
             return None;
         }
-        self.memo.insert(key, at as u32);
+        self.remember(hash, l, start, len, at as u32);
         Some(at as u32)
     }
 
+    /// Records that the state of `stack[start..][..len]` at level `l` is
+    /// `node`.
+    fn remember(&mut self, hash: u64, l: usize, start: usize, len: usize, node: u32) {
+        let at = self.memo_items.len();
+        let mut items = std::mem::take(&mut self.memo_items);
+        self.encode(l, start, len, &mut items);
+        let entry = Memo {
+            hash,
+            level: l as u8,
+            start: at as u32,
+            len: (items.len() - at) as u32,
+            node,
+        };
+        self.memo_items = items;
+        self.memo.insert_unique(hash, entry, |m| m.hash);
+    }
+
+    /// Appends the items `stack[start..][..len]` at level `l` to `out` in
+    /// as few words as their intervals need: the memo holds every state
+    /// built, so its size is the build's peak memory.
+    fn encode(&self, l: usize, start: usize, len: usize, out: &mut Vec<u32>) {
+        let items = &self.stack[start..][..len];
+        if self.rem[l] <= 32 {
+            out.reserve(3 * len);
+            for it in items {
+                out.extend([it.e, it.lo as u32, it.hi as u32]);
+            }
+        } else {
+            out.reserve(5 * len);
+            for it in items {
+                let (lo, hi) = (it.lo, it.hi);
+                out.extend([
+                    it.e,
+                    lo as u32,
+                    (lo >> 32) as u32,
+                    hi as u32,
+                    (hi >> 32) as u32,
+                ]);
+            }
+        }
+    }
+
     /// The values at level `l` where some item's requirement changes:
-    /// segment starts, sorted, from 0.
-    fn segments(&self, l: usize, items: &[Item]) -> Vec<u32> {
+    /// segment starts, ascending, from 0. Leaves them marked for
+    /// `children` (or `clear_marks`).
+    fn segments(&mut self, l: usize, start: usize, len: usize) -> Vec<u32> {
         let below = self.rem[l] - u32::from(self.levels[l].bits);
         let width = 1u64 << self.levels[l].bits;
-        let mut cuts = vec![0u32];
-        for it in items {
+        let marks = &mut self.marks;
+        let mut mark = |c: u64| {
+            if c < width {
+                marks[(c / 64) as usize] |= 1 << (c % 64);
+            }
+        };
+        mark(0);
+        for it in &self.stack[start..][..len] {
             let (first, last) = (it.lo >> below, it.hi >> below);
-            cuts.push(first as u32);
+            mark(first);
             if it.lo & low_mask(below) != 0 {
-                cuts.push(first as u32 + 1);
+                mark(first + 1);
             }
             if it.hi & low_mask(below) != low_mask(below) {
-                cuts.push(last as u32);
+                mark(last);
             }
-            cuts.push(last as u32 + 1);
+            mark(last + 1);
         }
-        cuts.retain(|&c| u64::from(c) < width);
-        cuts.sort_unstable();
-        cuts.dedup();
+        let mut cuts = Vec::with_capacity((4 * len + 1).min(width as usize));
+        let words = width.div_ceil(64) as usize;
+        for (w, (&word, rank)) in self.marks[..words]
+            .iter()
+            .zip(&mut self.ranks[..words])
+            .enumerate()
+        {
+            *rank = cuts.len() as u32;
+            let mut bits = word;
+            while bits != 0 {
+                cuts.push(w as u32 * 64 + bits.trailing_zeros());
+                bits &= bits - 1;
+            }
+        }
         cuts
     }
 
+    /// Clears what `segments` marked at level `l`.
+    fn clear_marks(&mut self, l: usize) {
+        let words = (1usize << self.levels[l].bits).div_ceil(64);
+        self.marks[..words].fill(0);
+    }
+
     /// Per segment (`cuts` from `segments`), the items after reading a
-    /// value in it at level `l`, in order.
-    fn children(&self, l: usize, items: &[Item], cuts: &[u32]) -> Vec<Vec<Item>> {
+    /// value in it at level `l`, in order: pushed on the stack, returned
+    /// as (start, len) ranges.
+    fn children(
+        &mut self,
+        l: usize,
+        start: usize,
+        len: usize,
+        cuts: &[u32],
+    ) -> Vec<(usize, usize)> {
         let below = self.rem[l] - u32::from(self.levels[l].bits);
         let next_field = self.levels.get(l + 1).map(|n| n.field as usize);
-        let mut out = vec![Vec::new(); cuts.len()];
-        for it in items {
-            let segment = |v: u64| cuts.partition_point(|&c| u64::from(c) <= v) - 1;
+        let (marks, ranks) = (&self.marks, &self.ranks);
+        // The rank of the last segment start at or below v.
+        let segment = |v: u64| {
+            let (w, b) = ((v / 64) as usize, v % 64);
+            ranks[w] as usize + (marks[w] & u64::MAX >> (63 - b)).count_ones() as usize - 1
+        };
+        // Count each segment's items, then place them: `ranges` holds
+        // (start, count), then (start, placed so far).
+        let mut ranges = vec![(0, 0); cuts.len()];
+        self.spans.clear();
+        for it in &self.stack[start..][..len] {
             let first = segment(it.lo >> below);
             let last = segment(it.hi >> below);
-            for (s, child) in out.iter_mut().enumerate().take(last + 1).skip(first) {
+            ranges[first..=last].iter_mut().for_each(|r| r.1 += 1);
+            self.spans.push((first as u32, last as u32));
+        }
+        self.clear_marks(l);
+        let mut at = self.stack.len();
+        for r in &mut ranges {
+            (r.0, at) = (at, at + r.1);
+            r.1 = 0;
+        }
+        let filler = Item { e: 0, lo: 0, hi: 0 };
+        self.stack.resize(at, filler);
+        for i in 0..len {
+            let it = self.stack[start + i];
+            let (first, last) = self.spans[i];
+            for s in first as usize..=last as usize {
                 let v = u64::from(cuts[s]);
-                let (box_lo, box_hi) = (v << below, v << below | low_mask(below));
-                if it.lo > box_hi || it.hi < box_lo {
-                    continue;
-                }
-                child.push(match next_field {
+                let box_lo = v << below;
+                let child = match next_field {
                     // The field is read to its end: the next one starts.
                     Some(f) if below == 0 => {
                         let (lo, hi) = self.exps[it.e as usize].iv[f];
@@ -431,18 +593,23 @@ impl<'a> Builder<'a> {
                     _ => Item {
                         e: it.e,
                         lo: it.lo.max(box_lo) - box_lo,
-                        hi: it.hi.min(box_hi) - box_lo,
+                        hi: it.hi.min(box_lo | low_mask(below)) - box_lo,
                     },
-                });
+                };
+                let (at, placed) = &mut ranges[s];
+                self.stack[*at + *placed] = child;
+                *placed += 1;
             }
         }
-        out
+        ranges
     }
 
-    fn leaf(&mut self, l: usize, items: &[Item]) -> Option<u32> {
+    fn leaf(&mut self, l: usize, start: usize, len: usize) -> Option<u32> {
+        let items = &self.stack[start..][..len];
         let last = items.last()?;
-        let stops = self.exps[last.e as usize].definitive && self.done(l, last);
-        let mut rules: Vec<u32> = Vec::with_capacity(items.len());
+        let stops = self.ends(l, last);
+        let rules = &mut self.leaf_rules;
+        rules.clear();
         for it in items {
             let r = self.rules.index[self.exps[it.e as usize].rule as usize];
             if !rules.contains(&r) {
@@ -459,59 +626,79 @@ impl<'a> Builder<'a> {
         {
             return None;
         }
-        Some(LEAF | stop | self.out.push_list(&rules))
+        Some(LEAF | stop | self.out.push_list(rules))
     }
 }
 
 /// Family rule `r` as expansions (one interval per field each), with the
 /// fields in which every value is admitted.
 fn expand(rules: &FamilyRules, r: u32, levels: &[Level], out: &mut Vec<Expansion>) -> Option<()> {
-    let mut sets: Vec<Vec<(u64, u64)>> = (0..FIELDS).map(|f| rules.set(r, f).to_vec()).collect();
+    // A field's set, or the one interval that stands for it (`single`).
+    let mut single: [Option<(u64, u64)>; FIELDS] = [None; FIELDS];
+    let mut lens: [usize; FIELDS] = std::array::from_fn(|f| rules.set(r, f).len());
     let mut exact = true;
-    while sets.iter().map(Vec::len).product::<usize>() > MAX_EXPANSIONS {
-        let widest = (0..FIELDS).max_by_key(|&f| sets[f].len())?;
-        let hull = (sets[widest][0].0, sets[widest].last()?.1);
-        sets[widest] = vec![hull];
+    while lens.iter().product::<usize>() > MAX_EXPANSIONS {
+        let widest = (0..FIELDS).max_by_key(|&f| lens[f])?;
+        let set = rules.set(r, widest);
+        single[widest] = Some((set.first()?.0, set.last()?.1));
+        lens[widest] = 1;
         exact = false;
     }
-    let full: Vec<bool> = (0..FIELDS)
-        .map(|f| sets[f] == [(0, rules.max[f])] || sets[f] == [(0, low_mask(rules.bits[f]))])
-        .collect();
-    // Unconstrained fields span the whole key range, so they read as full.
-    for (f, s) in sets.iter_mut().enumerate() {
+    let mut full = [false; FIELDS];
+    for f in 0..FIELDS {
+        let set = single[f]
+            .as_ref()
+            .map_or(rules.set(r, f), std::slice::from_ref);
+        let whole = (0, low_mask(rules.bits[f]));
+        full[f] = set == [(0, rules.max[f])] || set == [whole];
+        // Unconstrained fields span the whole key range, so they read as full.
         if full[f] {
-            *s = vec![(0, low_mask(rules.bits[f]))];
+            single[f] = Some(whole);
         }
     }
-    let full_after: Vec<bool> = (0..levels.len())
-        .map(|l| {
+    let sets: [&[(u64, u64)]; FIELDS] = std::array::from_fn(|f| {
+        single[f]
+            .as_ref()
+            .map_or(rules.set(r, f), std::slice::from_ref)
+    });
+    let full_after = (0..levels.len())
+        .filter(|&l| {
             let f = levels[l].field as usize;
             levels[l + 1..]
                 .iter()
                 .all(|n| n.field as usize == f || full[n.field as usize])
         })
-        .collect();
-    let definitive = rules.definitive[r as usize] && exact;
-    let mut combos = vec![[(0u64, 0u64); FIELDS]];
-    for (f, s) in sets.iter().enumerate() {
-        combos = combos
-            .iter()
-            .flat_map(|c| {
-                s.iter().map(move |&iv| {
-                    let mut c = *c;
-                    c[f] = iv;
-                    c
-                })
-            })
-            .collect();
+        .fold(0u64, |m, l| m | 1 << l);
+    let definitive = if rules.definitive[r as usize] && exact {
+        DEFINITIVE
+    } else {
+        0
+    };
+    if sets.iter().any(|s| s.is_empty()) {
+        return Some(());
     }
-    out.extend(combos.into_iter().map(|iv| Expansion {
-        rule: r,
-        iv,
-        definitive,
-        full_after: full_after.clone(),
-    }));
-    Some(())
+    // Every combination of one interval per field, the last field
+    // counting fastest.
+    let mut at = [0usize; FIELDS];
+    loop {
+        out.push(Expansion {
+            rule: r,
+            iv: std::array::from_fn(|f| sets[f][at[f]]),
+            after: full_after | definitive,
+        });
+        let mut f = FIELDS;
+        loop {
+            if f == 0 {
+                return Some(());
+            }
+            f -= 1;
+            at[f] += 1;
+            if at[f] < sets[f].len() {
+                break;
+            }
+            at[f] = 0;
+        }
+    }
 }
 
 /// Lowest `bits` bits set (0 ≤ bits ≤ 64).

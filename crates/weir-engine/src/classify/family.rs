@@ -239,7 +239,7 @@ pub fn split(rules: &FamilyRules, group: Vec<u32>) -> [Vec<u32>; 2] {
             .sum()
     };
     let mut by_wildness = group;
-    by_wildness.sort_by_key(|&r| (free_bits(r), r));
+    by_wildness.sort_by_cached_key(|&r| (free_bits(r), r));
     let mut wild = by_wildness.split_off(by_wildness.len() / 2);
     by_wildness.sort_unstable();
     wild.sort_unstable();

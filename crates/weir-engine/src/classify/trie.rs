@@ -209,10 +209,13 @@ impl TrieClassifier {
             families: Default::default(),
             state,
         };
+        // Both families' rules first: the constraints, as large, are not
+        // kept through the automata's builds.
+        let families = [false, true].map(|v6| FamilyRules::new(prog, &constraints, &jumped, v6));
+        drop(constraints);
         let mut spent = Spent { work: 0, blocks: 0 };
-        for v6 in [false, true] {
-            let rules = FamilyRules::new(prog, &constraints, &jumped, v6);
-            d.families[usize::from(v6)] = d.build_family(&rules, budget, &mut spent);
+        for (f, rules) in families.iter().enumerate() {
+            d.families[f] = d.build_family(rules, budget, &mut spent);
         }
         d
     }
