@@ -356,6 +356,22 @@ fn unknown_words_after_the_destination_are_unknown_options() {
     assert!(rs.rules[0].body.dst_ports.is_some());
 }
 
+/// Found by the rules fuzz target: a backwards range panicked in
+/// `BTreeMap::range`. ipfw's kernel refuses one (EINVAL), so weir does too.
+#[test]
+fn a_backwards_delete_range_is_an_error_at_its_word() {
+    for (line, col) in [("delete 200-100", 8), ("ipfw set 3 delete 65535-1", 19)] {
+        let src = format!("add 100 allow ip from any to any\n{line}\n");
+        let errs = parse(&src).unwrap_err();
+        assert_eq!(errs.len(), 1, "{line}");
+        assert!(errs[0].message.contains("backwards"), "{}", errs[0].message);
+        assert_eq!((errs[0].span.line, errs[0].span.col), (2, col), "{line}");
+    }
+    // The same numbers the right way round delete the rule.
+    let rs = parse("add 150 allow ip from any to any\ndelete 100-200\n").unwrap();
+    assert!(rs.rules.is_empty());
+}
+
 #[test]
 fn script_lines_apply_in_order() {
     let src = "\

@@ -176,6 +176,13 @@ impl<'n> Script<'n> {
                     (n, n)
                 }
             };
+            if lo > hi {
+                // ipfw's kernel refuses it too (EINVAL from the range check).
+                return Err(Diagnostic::new(
+                    span,
+                    format!("rule range '{w}' is backwards"),
+                ));
+            }
             if whole_sets {
                 if hi > u64::from(RESERVED_SET) || lo != hi {
                     return Err(bad());
