@@ -16,12 +16,15 @@
 # "received by filter" and "dropped by kernel", and its CPU seconds
 # (user+sys from wait4, bench/cputime.py) and that per packet received.
 # Needs root, iproute2, tcpdump, python3. The machine has 2 cores: the
-# flooder takes one, the capturer the other. PIN=N puts flooder and capturer on core N together, so the
-# capturer gets only what the flooder leaves: then the drops show how much
-# CPU each capturer needs per packet. BUFFER_KIB=N gives both rings N KiB
-# (-B) instead of the 2 MiB default. PEER=BINARY runs another weir build
-# (another branch's) the same way in every round, between the two. The end
-# prints each rate's and tool's medians over the rounds.
+# flooder takes one, the capturer the other. PIN=N puts flooder and
+# capturer on core N together, so the capturer gets only what the flooder
+# leaves: then the drops show how much CPU each capturer needs per packet.
+# BUFFER_KIB=N gives both rings N KiB (-B) instead of the 2 MiB default.
+# PEER="BINARY..." runs other weir builds (other commits') the same way in
+# every round, after this tree's (tools peer, or peer1, peer2, ... for
+# several). WEIR_ARGS adds flags to every weir capturer (e.g. --linear);
+# NO_TCPDUMP=1 leaves tcpdump out. The end prints each rate's and tool's
+# medians over the rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-5}"
@@ -59,13 +62,21 @@ ip -n "$b" neigh add 10.204.0.1 lladdr "$mac" dev "$ifb"
 # Port unreachables back from A: at most a few (the per-host token bucket).
 ip netns exec "$a" sysctl -qw net.ipv4.icmp_ratelimit=100000
 
+read -ra peers <<< "${PEER:-}"
+read -ra weir_args <<< "${WEIR_ARGS:-}"
+tools=(weir)
+if [ "${#peers[@]}" = 1 ]; then tools+=(peer); fi
+if [ "${#peers[@]}" -gt 1 ]; then for i in "${!peers[@]}"; do tools+=("peer$((i + 1))"); done; fi
+[ -n "${NO_TCPDUMP:-}" ] || tools+=(tcpdump)
+
 run_one() { # tool rate -> "sent received dropped cpu"
   local tool=$1 rate=$2 out=$work/out err=$work/err tm=$work/time pid sent
   if [ "$tool" != tcpdump ]; then
-    local bin=$weir
-    [ "$tool" = peer ] && bin=$PEER
+    local bin=$weir n=${tool#peer}
+    [ "$tool" = peer ] && bin=${peers[0]}
+    [ "$tool" != weir ] && [ -n "$n" ] && bin=${peers[$((n - 1))]}
     ip netns exec "$a" "${pin[@]}" python3 "$cputime" "$tm" \
-      "$bin" capture -i "$ifa" "$rules" -w /dev/null --json "${buf[@]}" >"$out" 2>"$err" &
+      "$bin" capture -i "$ifa" "$rules" -w /dev/null --json "${weir_args[@]}" "${buf[@]}" >"$out" 2>"$err" &
   else
     ip netns exec "$a" "${pin[@]}" python3 "$cputime" "$tm" \
       tcpdump -i "$ifa" -w /dev/null "${buf[@]}" >"$out" 2>"$err" &
@@ -87,13 +98,15 @@ run_one() { # tool rate -> "sent received dropped cpu"
 }
 
 echo "flood: $seconds s per run${PIN:+, flooder and capturer both on core $PIN}${BUFFER_KIB:+, -B $BUFFER_KIB for both} of 18-byte UDP datagrams (60-byte frames), 256 flows, veth $ifb -> $ifa"
-echo "weir:    weir capture -i IF rules/realistic-100.rules -w /dev/null --json"
-[ -n "${PEER:-}" ] && echo "peer:    $PEER capture -i IF rules/realistic-100.rules -w /dev/null --json"
-echo "tcpdump: tcpdump -i IF -w /dev/null"
+echo "weir:    weir capture -i IF rules/realistic-100.rules -w /dev/null --json ${WEIR_ARGS:-}"
+for t in "${tools[@]}"; do
+  case $t in peer) echo "peer:    ${peers[0]}" ;; peer*) echo "$t:   ${peers[$((${t#peer} - 1))]}" ;; esac
+done
+[ -n "${NO_TCPDUMP:-}" ] || echo "tcpdump: tcpdump -i IF -w /dev/null"
 printf '%-8s %-7s %5s %10s %10s %10s %8s %7s %9s\n' rate tool round sent received dropped drop% cpu_s ns/packet
 for rate in $rates; do
   for r in $(seq "$rounds"); do
-    for tool in weir ${PEER:+peer} tcpdump; do
+    for tool in "${tools[@]}"; do
       read -r sent recv drop cpu < <(run_one "$tool" "$rate")
       pct=$(awk -v d="$drop" -v r="$recv" 'BEGIN { if (r > 0) printf "%.2f", 100 * d / r; else print "?" }')
       per=$(awk -v c="$cpu" -v r="$recv" -v d="$drop" 'BEGIN { if (r - d > 0) printf "%.0f", 1e9 * c / (r - d); else print "?" }')
@@ -106,7 +119,7 @@ done
 echo "medians over $rounds rounds:"
 printf '%-8s %-7s %8s %9s\n' rate tool drop% ns/packet
 for rate in $rates; do
-  for tool in weir ${PEER:+peer} tcpdump; do
+  for tool in "${tools[@]}"; do
     sel() { awk -v r="${rate/#0/max}" -v t="$tool" -v c="$1" '$1 == r && $2 == t && $c != "?" { print $c }' "$work/rows"; }
     printf '%-8s %-7s %8s %9s\n' "${rate/#0/max}" "$tool" "$(sel 3 | median)" "$(sel 4 | median)"
   done
