@@ -236,6 +236,12 @@ struct Builder<'a> {
     ranks: Vec<u32>,
     /// Per item of the state being split: its first and last segment.
     spans: Vec<(u32, u32)>,
+    /// The states being built's segment starts, children's item ranges
+    /// and children, each pushed as the walk goes down and cut back as it
+    /// returns, like `stack`: no vectors of their own per state.
+    cuts: Vec<u32>,
+    ranges: Vec<(usize, usize)>,
+    kids: Vec<u32>,
     /// A leaf's rules, as it is made.
     leaf_rules: Vec<u32>,
     words: usize,
@@ -307,6 +313,9 @@ impl<'a> Builder<'a> {
             marks: vec![0; words],
             ranks: vec![0; words],
             spans: Vec::new(),
+            cuts: Vec::new(),
+            ranges: Vec::new(),
+            kids: Vec::new(),
             leaf_rules: Vec::new(),
             words: 0,
             work: 0,
@@ -340,11 +349,19 @@ impl<'a> Builder<'a> {
     }
 
     /// The node (or leaf) for the state of items `stack[start..][..len]`
-    /// before reading level `l`. Leaves the stack as it found it.
+    /// before reading level `l`. Leaves the stacks as it found them.
     fn state(&mut self, l: usize, start: usize, len: usize) -> Option<u32> {
-        let base = self.stack.len();
+        let bases = (
+            self.stack.len(),
+            self.cuts.len(),
+            self.ranges.len(),
+            self.kids.len(),
+        );
         let made = self.state_on(l, start, len);
-        self.stack.truncate(base);
+        self.stack.truncate(bases.0);
+        self.cuts.truncate(bases.1);
+        self.ranges.truncate(bases.2);
+        self.kids.truncate(bases.3);
         made
     }
 
@@ -366,12 +383,12 @@ impl<'a> Builder<'a> {
                 return None;
             }
             let cuts = self.segments(l, start, len);
-            if cuts.len() > 1 {
+            if cuts.1 > 1 {
                 break cuts;
             }
             // Every item admits every value here: skip the level.
-            let child = self.children(l, start, len, &cuts);
-            (start, len) = child[0];
+            let child = self.children(l, start, len, cuts);
+            (start, len) = self.ranges[child];
             l += 1;
         };
         let mut key = std::mem::take(&mut self.key);
@@ -390,27 +407,35 @@ impl<'a> Builder<'a> {
             self.clear_marks(l);
             return Some(node);
         }
-        let mut kids = Vec::with_capacity(cuts.len());
-        for (child_start, child_len) in self.children(l, start, len, &cuts) {
-            kids.push(if child_len == 0 {
+        let (cuts_at, segments) = cuts;
+        let ranges_at = self.children(l, start, len, cuts);
+        let kids_at = self.kids.len();
+        for k in 0..segments {
+            let (child_start, child_len) = self.ranges[ranges_at + k];
+            let kid = if child_len == 0 {
                 EMPTY
             } else {
                 self.state(l + 1, child_start, child_len)?
-            });
+            };
+            self.kids.push(kid);
         }
-        // Neighbouring segments with one child are one segment.
-        let mut starts = Vec::with_capacity(cuts.len());
-        let mut refs = Vec::with_capacity(cuts.len());
-        for (&c, &k) in cuts.iter().zip(&kids) {
-            if refs.last() != Some(&k) {
-                starts.push(c);
-                refs.push(k);
+        // Neighbouring segments with one child are one segment: compacted
+        // in place, the segment starts in `cuts`, their children in `kids`.
+        let mut n = 0;
+        for k in 0..segments {
+            let kid = self.kids[kids_at + k];
+            if n == 0 || self.kids[kids_at + n - 1] != kid {
+                self.cuts[cuts_at + n] = self.cuts[cuts_at + k];
+                self.kids[kids_at + n] = kid;
+                n += 1;
             }
         }
-        let n = refs.len();
+        let starts = &self.cuts[cuts_at..][..n];
+        let refs = &self.kids[kids_at..][..n];
         if n == 1 {
-            self.remember(hash, l, start, len, refs[0]);
-            return Some(refs[0]);
+            let only = refs[0];
+            self.remember(hash, l, start, len, only);
+            return Some(only);
         }
         let at = self.out.nodes.len();
         let level = self.levels[l];
@@ -420,31 +445,31 @@ impl<'a> Builder<'a> {
                 | u32::from(level.bits) << 10
                 | (n as u32) << 15,
         );
+        let nodes = &mut self.out.nodes;
         if n <= LINEAR_SEGMENTS {
-            self.out.nodes.extend_from_slice(&starts[1..]);
+            nodes.extend_from_slice(&starts[1..]);
             let padded = (n - 1).next_multiple_of(4);
-            self.out.nodes.resize(at + 1 + padded, u32::MAX);
+            nodes.resize(at + 1 + padded, u32::MAX);
         } else {
-            // A bit per value where a segment starts, and per word of
-            // bits, how many are set before it.
+            // A bit per value where a segment starts, and per pair of
+            // words of bits, how many are set before each (16 bits each).
             let words = (1usize << self.levels[l].bits) / 32;
-            let mut bits = vec![0u32; words];
-            for &c in &starts {
-                bits[c as usize / 32] |= 1 << (c % 32);
+            nodes.resize(at + 1 + words, 0);
+            let bits = at + 1;
+            for &c in starts {
+                nodes[bits + c as usize / 32] |= 1 << (c % 32);
             }
-            let mut before = Vec::with_capacity(words);
             let mut total = 0;
-            for w in &bits {
-                before.push(total);
-                total += w.count_ones();
+            for w in 0..words {
+                if w % 2 == 0 {
+                    nodes.push(total);
+                } else {
+                    *nodes.last_mut().expect("pushed above") |= total << 16;
+                }
+                total += nodes[bits + w].count_ones();
             }
-            self.out.nodes.extend_from_slice(&bits);
-            let packed = before
-                .chunks(2)
-                .map(|c| c[0] | c.get(1).map_or(0, |&s| s << 16));
-            self.out.nodes.extend(packed);
         }
-        self.out.nodes.extend_from_slice(&refs);
+        nodes.extend_from_slice(refs);
         self.words += self.out.nodes.len() - at;
         if self.words > self.limits.words || self.out.words() > self.limits.store_words {
             return None;
@@ -498,7 +523,8 @@ impl<'a> Builder<'a> {
     /// The values at level `l` where some item's requirement changes:
     /// segment starts, ascending, from 0. Leaves them marked for
     /// `children` (or `clear_marks`).
-    fn segments(&mut self, l: usize, start: usize, len: usize) -> Vec<u32> {
+    /// Returns where they are in `cuts`, and how many.
+    fn segments(&mut self, l: usize, start: usize, len: usize) -> (usize, usize) {
         let below = self.rem[l] - u32::from(self.levels[l].bits);
         let width = 1u64 << self.levels[l].bits;
         let marks = &mut self.marks;
@@ -519,21 +545,22 @@ impl<'a> Builder<'a> {
             }
             mark(last + 1);
         }
-        let mut cuts = Vec::with_capacity((4 * len + 1).min(width as usize));
+        let at = self.cuts.len();
+        let cuts = &mut self.cuts;
         let words = width.div_ceil(64) as usize;
         for (w, (&word, rank)) in self.marks[..words]
             .iter()
             .zip(&mut self.ranks[..words])
             .enumerate()
         {
-            *rank = cuts.len() as u32;
+            *rank = (cuts.len() - at) as u32;
             let mut bits = word;
             while bits != 0 {
                 cuts.push(w as u32 * 64 + bits.trailing_zeros());
                 bits &= bits - 1;
             }
         }
-        cuts
+        (at, cuts.len() - at)
     }
 
     /// Clears what `segments` marked at level `l`.
@@ -543,15 +570,15 @@ impl<'a> Builder<'a> {
     }
 
     /// Per segment (`cuts` from `segments`), the items after reading a
-    /// value in it at level `l`, in order: pushed on the stack, returned
-    /// as (start, len) ranges.
+    /// value in it at level `l`, in order: pushed on the stack, their
+    /// (start, len) ranges pushed on `ranges`; returns where those start.
     fn children(
         &mut self,
         l: usize,
         start: usize,
         len: usize,
-        cuts: &[u32],
-    ) -> Vec<(usize, usize)> {
+        (cuts_at, segments): (usize, usize),
+    ) -> usize {
         let below = self.rem[l] - u32::from(self.levels[l].bits);
         let next_field = self.levels.get(l + 1).map(|n| n.field as usize);
         let (marks, ranks) = (&self.marks, &self.ranks);
@@ -562,7 +589,9 @@ impl<'a> Builder<'a> {
         };
         // Count each segment's items, then place them: `ranges` holds
         // (start, count), then (start, placed so far).
-        let mut ranges = vec![(0, 0); cuts.len()];
+        let ranges_at = self.ranges.len();
+        self.ranges.resize(ranges_at + segments, (0, 0));
+        let ranges = &mut self.ranges[ranges_at..];
         self.spans.clear();
         for it in &self.stack[start..][..len] {
             let first = segment(it.lo >> below);
@@ -571,13 +600,16 @@ impl<'a> Builder<'a> {
             self.spans.push((first as u32, last as u32));
         }
         self.clear_marks(l);
+        let ranges = &mut self.ranges[ranges_at..];
         let mut at = self.stack.len();
-        for r in &mut ranges {
+        for r in ranges.iter_mut() {
             (r.0, at) = (at, at + r.1);
             r.1 = 0;
         }
         let filler = Item { e: 0, lo: 0, hi: 0 };
         self.stack.resize(at, filler);
+        let cuts = &self.cuts[cuts_at..][..segments];
+        let ranges = &mut self.ranges[ranges_at..];
         for i in 0..len {
             let it = self.stack[start + i];
             let (first, last) = self.spans[i];
@@ -601,7 +633,7 @@ impl<'a> Builder<'a> {
                 *placed += 1;
             }
         }
-        ranges
+        ranges_at
     }
 
     fn leaf(&mut self, l: usize, start: usize, len: usize) -> Option<u32> {
