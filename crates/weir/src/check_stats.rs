@@ -42,6 +42,15 @@ pub fn report(path: &Path, program: Program) -> String {
         "walk:        {}",
         format!("{:?}", engine.walk_kind()).to_lowercase()
     );
+    if let Some(parts) = engine.classifier_parts() {
+        // What a ruleset too large for its automata cost: bit blocks are
+        // slower to look up, unindexed rules are tried by every packet.
+        let _ = writeln!(
+            out,
+            "parts:       {} automata, {} bit blocks, {} rules every packet tries (summed over IPv4 and IPv6)",
+            parts.automata, parts.blocks, parts.unindexed
+        );
+    }
     let _ = writeln!(out, "build time:  {:.1} ms", build.as_secs_f64() * 1e3);
     let _ = writeln!(
         out,

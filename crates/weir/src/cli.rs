@@ -99,9 +99,10 @@ pub struct CheckArgs {
     /// Print the compiled ruleset in canonical form.
     #[arg(long)]
     pub print: bool,
-    /// Print the classifier's kind, build time and memory, and the average
-    /// number of candidate rules per packet over a generated trace
-    /// (`weir gen`'s traffic, seed 7, 10,000 packets).
+    /// Print the classifier's kind, build time and memory (for the tries,
+    /// the automata and bit blocks it took and the rules every packet must
+    /// try), and the average number of candidate rules per packet over a
+    /// generated trace (`weir gen`'s traffic, seed 7, 10,000 packets).
     #[arg(long, conflicts_with = "print")]
     pub stats: bool,
     #[command(flatten)]

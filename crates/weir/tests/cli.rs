@@ -125,6 +125,22 @@ fn check_stats_reports_the_classifier() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("1500 rules"), "{text}");
     assert!(text.contains("walk:        trie\n"), "{text}");
+    // Every rule in an automaton: no bit blocks, nothing left unindexed.
+    let parts = text
+        .lines()
+        .find(|l| l.starts_with("parts:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        parts.contains(" 0 bit blocks, 0 rules every packet tries"),
+        "{text}"
+    );
+    let automata: usize = parts["parts:".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=24).contains(&automata), "{text}");
     let field = |name: &str| -> f64 {
         let line = text
             .lines()
