@@ -3,15 +3,44 @@
 use std::fmt::Write;
 use std::path::Path;
 use std::time::Instant;
-use weir_engine::{Engine, Program};
+use weir_engine::{Engine, Parts, Program};
 use weir_gen::{GenConfig, Generator};
 use weir_wire::{decode, Direction, LinkType, L3};
 
 /// Packets of the generated trace the candidate count is averaged over.
 const PACKETS: u64 = 10_000;
 
-/// The report, one line per figure.
-pub fn report(path: &Path, program: Program) -> String {
+/// What `--stats` measured.
+#[derive(serde::Serialize)]
+struct Stats {
+    rules: String,
+    /// Rules, the implicit default rule not counted.
+    rule_count: usize,
+    micro_instructions: usize,
+    walk: String,
+    /// The tries' parts (absent for other walks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parts: Option<Parts>,
+    build_ms: f64,
+    classifier_bytes: usize,
+    /// Average candidates per IP packet of the generated trace.
+    candidates_per_packet: f64,
+    ip_packets: u64,
+    generated: u64,
+}
+
+/// The report: one line per figure, or one JSON object.
+pub fn report(path: &Path, program: Program, json: bool) -> String {
+    let stats = measure(path, program);
+    if json {
+        let mut text = serde_json::to_string(&stats).unwrap_or_default();
+        text.push('\n');
+        return text;
+    }
+    render(&stats)
+}
+
+fn measure(path: &Path, program: Program) -> Stats {
     let (n, insns) = (program.rules.len() - 1, program.insns.len());
     let start = Instant::now();
     let mut engine = Engine::new(program);
@@ -31,18 +60,29 @@ pub fn report(path: &Path, program: Program) -> String {
             packets += 1;
         }
     }
+    Stats {
+        rules: path.display().to_string(),
+        rule_count: n,
+        micro_instructions: insns,
+        walk: format!("{:?}", engine.walk_kind()).to_lowercase(),
+        parts: engine.classifier_parts(),
+        build_ms: build.as_secs_f64() * 1e3,
+        classifier_bytes: engine.classifier_memory(),
+        candidates_per_packet: candidates as f64 / packets.max(1) as f64,
+        ip_packets: packets,
+        generated: PACKETS,
+    }
+}
+
+fn render(s: &Stats) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{}: {n} rules, {insns} micro-instructions",
-        path.display()
+        "{}: {} rules, {} micro-instructions",
+        s.rules, s.rule_count, s.micro_instructions
     );
-    let _ = writeln!(
-        out,
-        "walk:        {}",
-        format!("{:?}", engine.walk_kind()).to_lowercase()
-    );
-    if let Some(parts) = engine.classifier_parts() {
+    let _ = writeln!(out, "walk:        {}", s.walk);
+    if let Some(parts) = s.parts {
         // What a ruleset too large for its automata cost: bit blocks are
         // slower to look up, unindexed rules are tried by every packet.
         let _ = writeln!(
@@ -51,17 +91,19 @@ pub fn report(path: &Path, program: Program) -> String {
             parts.automata, parts.blocks, parts.unindexed
         );
     }
-    let _ = writeln!(out, "build time:  {:.1} ms", build.as_secs_f64() * 1e3);
+    let _ = writeln!(out, "build time:  {:.1} ms", s.build_ms);
     let _ = writeln!(
         out,
         "memory:      {} KiB",
-        engine.classifier_memory().div_ceil(1024)
+        s.classifier_bytes.div_ceil(1024)
     );
     let _ = writeln!(
         out,
-        "candidates:  {:.1} rules per packet on average (of {}), over the {packets} IP packets of {PACKETS} generated (seed 7)",
-        candidates as f64 / packets.max(1) as f64,
-        n + 1
+        "candidates:  {:.1} rules per packet on average (of {}), over the {} IP packets of {} generated (seed 7)",
+        s.candidates_per_packet,
+        s.rule_count + 1,
+        s.ip_packets,
+        s.generated
     );
     out
 }

@@ -91,7 +91,7 @@ pub struct DemoArgs {
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  weir check rules.conf\n  weir check --print rules.conf    # canonical form, one rule per line\n  weir check --stats rules.conf    # classifier build time, memory, candidates per packet"
+    after_help = "Examples:\n  weir check rules.conf\n  weir check --print rules.conf    # canonical form, one rule per line\n  weir check --stats rules.conf    # classifier build time, memory, candidates per packet\n  weir check --stats --json rules.conf"
 )]
 pub struct CheckArgs {
     /// Ruleset file (ipfw syntax, ppp `set filter` lines or a ppp.conf), or - for stdin.
@@ -105,6 +105,10 @@ pub struct CheckArgs {
     /// generated trace (`weir gen`'s traffic, seed 7, 10,000 packets).
     #[arg(long, conflicts_with = "print")]
     pub stats: bool,
+    /// With --stats: print the figures as one JSON object (`parts` only for
+    /// the tries; memory in bytes).
+    #[arg(long, requires = "stats")]
+    pub json: bool,
     #[command(flatten)]
     pub tables: TableArgs,
     #[command(flatten)]

@@ -184,7 +184,7 @@ fn check_one(
         text += &format!("# {:05} {} (implicit)\n", default.number, default.text);
         outputs::print(&text)
     } else if args.stats {
-        outputs::print(&check_stats::report(&args.rules, program))
+        outputs::print(&check_stats::report(&args.rules, program, args.json))
     } else {
         let (n, insns) = (program.rules.len() - 1, program.insns.len());
         let engine = weir_engine::Engine::new(program);

@@ -161,6 +161,42 @@ fn check_stats_reports_the_classifier() {
         text.contains("(of 1501), over the ") && text.contains(" IP packets of 10000 generated"),
         "{text}"
     );
+
+    // The same figures as one JSON object.
+    let out = weir([
+        "check".as_ref(),
+        "--stats".as_ref(),
+        "--json".as_ref(),
+        p(&f),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["rule_count"], 1500, "{v}");
+    assert_eq!(v["walk"], "trie", "{v}");
+    assert_eq!(v["parts"]["blocks"], 0, "{v}");
+    assert_eq!(v["parts"]["unindexed"], 0, "{v}");
+    assert_eq!(
+        v["parts"]["automata"].as_u64(),
+        Some(automata as u64),
+        "{v}"
+    );
+    assert!(v["classifier_bytes"].as_u64().unwrap() > 0, "{v}");
+    let json_candidates = v["candidates_per_packet"].as_f64().unwrap();
+    assert!((json_candidates - candidates).abs() < 0.05, "{v}");
+    assert_eq!(v["generated"], 10000, "{v}");
+
+    // The bitsets have no parts; --json without --stats is a usage error.
+    let small = write(dir.path(), "small.rules", "allow tcp from any to any 80\n");
+    let out = weir([
+        "check".as_ref(),
+        "--stats".as_ref(),
+        "--json".as_ref(),
+        p(&small),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.get("parts").is_none(), "{v}");
+    let out = weir(["check".as_ref(), "--json".as_ref(), p(&small)]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
 #[test]

@@ -98,6 +98,7 @@ fn stdout_commands(dir: &Path) -> Vec<Vec<String>> {
         s(&["run", &rules, "-r", &trace, "--verdicts", "-", "-q"]),
         s(&["check", "--print", &rules]),
         s(&["check", "--stats", &rules]),
+        s(&["check", "--stats", "--json", &rules]),
         s(&["explain", &rules, "-r", &trace, "--packet", "5"]),
         s(&["bench", &rules, "-r", &trace, "--rounds", "1"]),
         s(&["bench", &rules, "-r", &trace, "--rounds", "1", "--json"]),
