@@ -14,6 +14,7 @@
 use super::fields::{family4, in_mapped, Constraints, Set, Step, NO_PORTS};
 use super::rfc::Rfc;
 use crate::program::{class, Program, Verdict};
+use std::collections::HashMap;
 use weir_wire::Packet;
 
 /// Don't build past this many bitset words in all (64 MiB): beyond it the
@@ -49,7 +50,29 @@ pub struct BitClassifier {
 }
 
 /// Packet-class values span this many bits (`class::STATE` is last).
-const CLASS_BITS: u32 = class::STATE.trailing_zeros() + 1;
+pub(super) const CLASS_BITS: u32 = class::STATE.trailing_zeros() + 1;
+
+/// Per packet-class value, the bitset (`words` each) of the rules whose
+/// header class test (`class & mask == bits`) it passes. Rules share a
+/// few tests, so each test is tried once per value, not each rule.
+fn class_table(prog: &Program, words: usize) -> Vec<u64> {
+    let mut tests: HashMap<(u32, u32), Vec<usize>> = HashMap::new();
+    for (r, rule) in prog.rules.iter().enumerate() {
+        tests
+            .entry((rule.class_mask, rule.class_bits))
+            .or_default()
+            .push(r);
+    }
+    let mut table = vec![0u64; (1 << CLASS_BITS) * words];
+    for (c, bits) in table.chunks_exact_mut(words).enumerate() {
+        for (&(mask, want), rules) in &tests {
+            if c as u32 & mask == want {
+                rules.iter().for_each(|&r| bits[r / 64] |= 1 << (r % 64));
+            }
+        }
+    }
+    table
+}
 
 impl BitClassifier {
     /// Builds the classifier, or None when it would be too large.
@@ -65,14 +88,7 @@ impl BitClassifier {
         let dst: Vec<Option<Set<u128>>> = constraints.iter().map(|c| c.dst.clone()).collect();
         let sport: Vec<Option<Set<u32>>> = constraints.iter().map(|c| c.sport.clone()).collect();
         let dport: Vec<Option<Set<u32>>> = constraints.iter().map(|c| c.dport.clone()).collect();
-        let mut class_table = vec![0u64; (1 << CLASS_BITS) * words];
-        for (r, rule) in prog.rules.iter().enumerate() {
-            for c in 0..1u32 << CLASS_BITS {
-                if c & rule.class_mask == rule.class_bits {
-                    class_table[c as usize * words + r / 64] |= 1 << (r % 64);
-                }
-            }
-        }
+        let class_table = class_table(prog, words);
         let mut probes = vec![0u64; words];
         for (r, rule) in prog.rules.iter().enumerate() {
             if rule.probe {
@@ -96,7 +112,7 @@ impl BitClassifier {
         let (src4, dst4) = (v4(&src), v4(&dst));
         Some(BitClassifier {
             words,
-            rfc: Rfc::build(prog, &constraints, &src4, &dst4),
+            rfc: Rfc::build(prog, &constraints, &src4, &dst4, &class_table),
             src4: Field4::build(&src4, words),
             dst4: Field4::build(&dst4, words),
             src6: Field::build(&src, words, u128::MAX),

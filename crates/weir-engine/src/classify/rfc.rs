@@ -18,14 +18,13 @@
 //! `allow` or `deny` whose every test the chunks index exactly: the
 //! evaluator would match it without fail.
 
+use super::bits::CLASS_BITS;
 use super::family::jumped_over;
 use super::fields::{normalize, Constraints, Set, NO_PORTS};
-use crate::program::{class, Program, Quick, Rule, StateOp, Verdict};
+use crate::program::{Program, Quick, Rule, StateOp, Verdict};
 use std::collections::HashMap;
 use weir_wire::Packet;
 
-/// Class values span this many bits (`class::STATE` is last).
-const CLASS_BITS: u32 = class::STATE.trailing_zeros() + 1;
 /// Most cells of one combining table, and of all of them: past either,
 /// there is no recursive classification (the bitsets alone serve).
 const MAX_CELLS: usize = 1 << 20;
@@ -170,13 +169,15 @@ impl Last {
 
 impl Rfc {
     /// The tables for `prog`'s rules whose per-rule sets are `src`, `dst`
-    /// (IPv4, rebased), `sport`, `dport`; None when a combining table
-    /// would pass the limits.
+    /// (IPv4, rebased), `sport`, `dport`, and whose class tests each
+    /// packet-class value passes as `class_table` says (`bits.rs`); None
+    /// when a combining table would pass the limits.
     pub fn build(
         prog: &Program,
         constraints: &[Constraints],
         src: &[Option<Set<u32>>],
         dst: &[Option<Set<u32>>],
+        class_table: &[u64],
     ) -> Option<Rfc> {
         let words = prog.rules.len().div_ceil(64);
         let decides: Vec<Option<Verdict>> = prog
@@ -227,7 +228,7 @@ impl Rfc {
         let (sport, c_sp) = chunk(NO_PORTS as usize + 1, words, &sport)?;
         let (dport, c_dp) = chunk(NO_PORTS as usize + 1, words, &dport)?;
         let (proto, c_pr) = chunk(256, words, &protos)?;
-        let (class, c_cl) = class_chunk(prog, words)?;
+        let (class, c_cl) = class_chunk(class_table, words)?;
         let mut cells = 0;
         let (src, c_s) = pairs(&c_sh.sets, &c_sl.sets, words, &mut cells, None)?;
         let (dst, c_d) = pairs(&c_dh.sets, &c_dl.sets, words, &mut cells, None)?;
@@ -402,36 +403,15 @@ fn chunk(size: usize, words: usize, ranges: &[Vec<(u32, u32)>]) -> Option<(Box<[
     }
 }
 
-/// The class-bits chunk: per value, the rules whose header class test it
-/// passes. Rules share a few tests (`class & mask == bits`), so each test
-/// is tried once per value, not once per rule.
-fn class_chunk(prog: &Program, words: usize) -> Option<(Box<[u16]>, Classes)> {
-    let mut tests: Vec<(u32, u32, Vec<usize>)> = Vec::new();
-    let mut index = HashMap::new();
-    for (r, rule) in prog.rules.iter().enumerate() {
-        let key = (rule.class_mask, rule.class_bits);
-        let t = *index.entry(key).or_insert_with(|| {
-            tests.push((key.0, key.1, Vec::new()));
-            tests.len() - 1
-        });
-        tests[t].2.push(r);
-    }
+/// The class-bits chunk: per value, the class of its rules' bitset in
+/// `table` (the bitsets' own class table, `words` a value).
+fn class_chunk(table: &[u64], words: usize) -> Option<(Box<[u16]>, Classes)> {
     let mut classes = Classes::default();
-    let mut bits = vec![0u64; words];
-    let table = (0..1u32 << CLASS_BITS)
-        .map(|c| {
-            bits.fill(0);
-            for (mask, want, rules) in &tests {
-                if c & mask == *want {
-                    for &r in rules {
-                        bits[r / 64] |= 1 << (r % 64);
-                    }
-                }
-            }
-            classes.intern(&bits)
-        })
+    let ids = table
+        .chunks_exact(words)
+        .map(|bits| classes.intern(bits))
         .collect::<Option<Vec<u16>>>()?;
-    Some((table.into_boxed_slice(), classes))
+    Some((ids.into_boxed_slice(), classes))
 }
 
 /// The combining table of two phases' classes (their bitsets, `words`
