@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
+use std::path::PathBuf;
 use weir_engine::{Engine, Verdict};
 use weir_load::{LoadError, Loaded, Options, PppOptions, Syntax};
 use weir_rules::ppp::FilterSet;
@@ -61,6 +62,17 @@ fn message(r: Result<Loaded, LoadError>) -> String {
     match r {
         Ok(_) => panic!("loaded"),
         Err(e) => e.to_string(),
+    }
+}
+
+/// Options loading these `--table NAME=FILE` files.
+fn with_tables(tables: &[(&str, PathBuf)]) -> Options {
+    Options {
+        tables: tables
+            .iter()
+            .map(|(n, f)| (n.to_string(), f.clone()))
+            .collect(),
+        ..Options::default()
     }
 }
 
@@ -141,10 +153,7 @@ fn a_bad_table_file_is_named_with_its_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("nets.txt");
     std::fs::write(&file, "10.0.0.0/8 1\n192.0.2.0/33\n").unwrap();
-    let opts = Options {
-        tables: vec![("nets".into(), file.clone())],
-        ..Options::default()
-    };
+    let opts = with_tables(&[("nets", file.clone())]);
     let err = load("100 deny ip from table(nets) to any\n", &opts)
         .err()
         .unwrap();
@@ -160,20 +169,14 @@ fn a_bad_table_file_is_named_with_its_line_and_column() {
     );
 
     let missing = dir.path().join("none.txt");
-    let opts = Options {
-        tables: vec![("nets".into(), missing.clone())],
-        ..Options::default()
-    };
+    let opts = with_tables(&[("nets", missing.clone())]);
     let msg = message(load("100 deny ip from table(nets) to any\n", &opts));
     assert!(
         msg.starts_with(&format!("--table nets: {}: ", missing.display())),
         "{msg}"
     );
     std::fs::write(&file, "10.0.0.0/8 1\n").unwrap();
-    let twice = Options {
-        tables: vec![("t".into(), file.clone()), ("t".into(), file)],
-        ..Options::default()
-    };
+    let twice = with_tables(&[("t", file.clone()), ("t", file)]);
     assert_eq!(message(load("", &twice)), "--table t given twice");
 }
 
@@ -182,10 +185,7 @@ fn a_good_table_file_is_what_the_rules_look_up() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("nets.txt");
     std::fs::write(&file, "# blocked\n203.0.113.0/24\n").unwrap();
-    let opts = Options {
-        tables: vec![("nets".into(), file)],
-        ..Options::default()
-    };
+    let opts = with_tables(&[("nets", file)]);
     let mut e = engine(
         "100 deny ip from table(nets) to any\n200 allow ip from any to any\n",
         &opts,
