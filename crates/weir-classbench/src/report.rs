@@ -49,6 +49,9 @@ pub struct Report {
     /// How headers became packets (see weir_classbench::to_weir).
     pub encoding: &'static str,
     pub classified: bool,
+    /// The SIMD lanes the classifier's automata stepped in (`off`: scalar,
+    /// or no tries).
+    pub simd: &'static str,
     /// Compile plus engine (classifier) construction, milliseconds.
     pub build_ms: f64,
     pub classifier_bytes: usize,
@@ -127,7 +130,11 @@ fn table(r: &Report) -> String {
         r.matched,
         r.fields,
         r.encoding,
-        if r.classified { "classifier" } else { "linear" },
+        match (r.classified, r.simd) {
+            (false, _) => "linear".to_string(),
+            (true, "off") => "classifier".to_string(),
+            (true, simd) => format!("classifier, automata in {simd} lanes"),
+        },
         r.build_ms,
         r.classifier_bytes / 1024,
         r.ns_per_packet,

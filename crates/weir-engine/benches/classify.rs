@@ -6,7 +6,9 @@
 //! and random sets of 10k and 100k rules (`rulegen::random`, seed 1: more
 //! than the automata can hold at 100k), each with its trace of headers
 //! drawn from the rules (seed 2), through the default walk (bitsets up to
-//! 1024 rules, tries above) and, at 1k and 10k rules and on the random
+//! 1024 rules, tries above) one packet at a time, the tries also in
+//! batches of 64 (`decide_batch`, as the pipeline decides, in each SIMD
+//! walk the CPU has and in scalar rounds) and, at 1k and 10k rules and on the random
 //! 100k set, the linear walk. Criterion reports packets/s; the
 //! build time, classifier memory and average candidate count are printed
 //! first. `WEIR_BENCH_FILTER=acl-10k` builds only the sets whose name
@@ -17,7 +19,7 @@ mod common;
 use common::rulegen::{self, Kind};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use std::time::Instant;
-use weir_engine::{load, CompileOptions, Engine, WalkKind};
+use weir_engine::{load, CompileOptions, Engine, Simd, WalkKind};
 use weir_rules::Names;
 use weir_wire::Packet;
 
@@ -62,7 +64,20 @@ fn bench(c: &mut Criterion) {
             e.classifier_parts(),
             cands as f64 / trace.len() as f64
         );
-        let mut walks = vec![("classified", e, &trace[..])];
+        let batched = |simd: Simd| {
+            let b = Engine::builder(prog.clone()).simd(simd).interleave_always();
+            b.build()
+        };
+        let mut walks = vec![(Run::OneByOne, "classified".to_string(), e, &trace[..])];
+        // The tries decide a capture's packets in batches (`decide_batch`,
+        // as the pipeline gives them): in each SIMD walk this CPU has, and
+        // in scalar rounds.
+        if matches!(e.walk_kind(), WalkKind::Trie) {
+            for simd in Simd::here().into_iter().chain([Simd::Off]) {
+                let walk = format!("batched-{}", simd.name());
+                walks.push((Run::Batched, walk, batched(simd), &trace[..]));
+            }
+        }
         // The linear walk is slow on large sets: fewer packets (the same
         // trace's prefix), none past 10k rules but on the random set.
         let linear = match (n, kind) {
@@ -72,15 +87,15 @@ fn bench(c: &mut Criterion) {
         };
         if linear > 0 {
             let e = Engine::builder(prog).walk(WalkKind::Linear).build();
-            walks.push(("linear", e, &trace[..linear]));
+            walks.push((Run::OneByOne, "linear".to_string(), e, &trace[..linear]));
         }
-        for (walk, engine, packets) in walks {
+        for (how, walk, engine, packets) in walks {
             group.throughput(Throughput::Elements(packets.len() as u64));
             let mut engine = Some(engine);
             group.bench_function(format!("{name}/{walk}"), |b| {
                 b.iter_batched_ref(
                     || (),
-                    |_| run(engine.as_mut().expect("engine"), packets),
+                    |_| run(engine.as_mut().expect("engine"), packets, how),
                     BatchSize::SmallInput,
                 )
             });
@@ -89,9 +104,26 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-fn run(e: &mut Engine, packets: &[Packet]) {
-    for p in packets {
-        criterion::black_box(e.decide(p));
+#[derive(Clone, Copy)]
+enum Run {
+    OneByOne,
+    Batched,
+}
+
+fn run(e: &mut Engine, packets: &[Packet], how: Run) {
+    match how {
+        Run::OneByOne => {
+            for p in packets {
+                criterion::black_box(e.decide(p));
+            }
+        }
+        Run::Batched => {
+            let mut out = Vec::with_capacity(64);
+            for chunk in packets.chunks(64) {
+                e.decide_batch(chunk, &mut out);
+                criterion::black_box(&out);
+            }
+        }
     }
 }
 

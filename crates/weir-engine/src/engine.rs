@@ -1,7 +1,7 @@
 //! The engine: a program, its counters, policy for frames that are not
 //! well-formed IP, and the logger, behind one `decide(packet)` call.
 
-use crate::classify::{BitClassifier, Budget, Classifier, Scratch, TrieClassifier, BATCH};
+use crate::classify::{BitClassifier, Budget, Classifier, Scratch, Simd, TrieClassifier, BATCH};
 use crate::eval::StateCtx;
 use crate::eval::{
     count, evaluate, rule_matches, CandidateBits, Linear, NoObserver, Observer, RuleCounter,
@@ -101,7 +101,9 @@ struct Shared {
 /// stay in cache and the interleaving only costs: `weir classbench` on a
 /// 2,000-rule acl set (about 0.3 MiB) took 131 ns a packet interleaved
 /// against 116 ns one by one; at 10,000 rules (1.5 MiB) the two were even;
-/// at 100,000 (10–17 MiB) they did not separate in a loaded run.
+/// at 100,000 (10–17 MiB) they did not separate in a loaded run. Tries
+/// whose walks step in SIMD lanes are walked a batch at a time at any
+/// size: the lanes need many walks to fill.
 const INTERLEAVE_BYTES: usize = 4 << 20;
 
 /// A compiled ruleset deciding packets: the shared program and classifier,
@@ -134,6 +136,7 @@ pub struct EngineBuilder {
     state_config: Option<StateConfig>,
     budget: Budget,
     interleave_always: bool,
+    simd: Simd,
 }
 
 impl EngineBuilder {
@@ -196,6 +199,15 @@ impl EngineBuilder {
         self
     }
 
+    /// Which SIMD lanes the tries' automata step in: by default the widest
+    /// this CPU has; `Simd::Off` keeps the scalar rounds, and a walk this
+    /// CPU lacks falls back to them (check [`Simd::runs_here`] first). The
+    /// answers are the same; `--simd` compares the costs.
+    pub fn simd(mut self, simd: Simd) -> EngineBuilder {
+        self.simd = simd;
+        self
+    }
+
     /// Dynamic-state tunables that override the program's own.
     pub fn state_config(mut self, config: StateConfig) -> EngineBuilder {
         self.state_config = Some(config);
@@ -214,11 +226,12 @@ impl EngineBuilder {
             state_config,
             budget,
             interleave_always,
+            simd,
         } = self;
         if let Some(config) = state_config {
             program.state_config = config;
         }
-        let classifier = match walk {
+        let mut classifier = match walk {
             WalkKind::Linear => None,
             WalkKind::Auto if program.rules.len() <= CLASSIFY_FROM_RULES => None,
             WalkKind::Auto => Some(Classifier::build(&program, budget)),
@@ -227,12 +240,15 @@ impl EngineBuilder {
                 &program, budget,
             ))),
         };
+        if let Some(Classifier::Trie(c)) = &mut classifier {
+            c.use_simd(simd);
+        }
         Engine::of(
             Arc::new(Shared {
                 fields: program.reads(),
                 interleave: match &classifier {
                     Some(Classifier::Trie(c)) => {
-                        interleave_always || c.memory() >= INTERLEAVE_BYTES
+                        interleave_always || c.simd() != Simd::Off || c.memory() >= INTERLEAVE_BYTES
                     }
                     _ => false,
                 },
@@ -303,6 +319,7 @@ impl Engine {
             state_config: None,
             budget: Budget::default(),
             interleave_always: false,
+            simd: Simd::Auto,
         }
     }
 
@@ -372,6 +389,15 @@ impl Engine {
     /// `decide` one by one.
     pub fn walks_in_batches(&self) -> bool {
         self.shared.interleave
+    }
+
+    /// The SIMD lanes the classifier's automata step in (`Off` without
+    /// tries, or in scalar rounds).
+    pub fn simd(&self) -> Simd {
+        match &self.shared.classifier {
+            Some(Classifier::Trie(c)) => c.simd(),
+            _ => Simd::Off,
+        }
     }
 
     /// Which walk packets take now (`Linear` when no classifier is built).
@@ -586,7 +612,11 @@ impl Engine {
         mut before: impl FnMut(&mut Engine, usize),
     ) {
         out.clear();
-        for (k, chunk) in packets.chunks(BATCH).enumerate() {
+        let batch = match &self.shared.classifier {
+            Some(Classifier::Trie(c)) => c.batch(),
+            _ => BATCH,
+        };
+        for (k, chunk) in packets.chunks(batch).enumerate() {
             let walked = match (&self.shared.classifier, &mut self.candidates) {
                 (Some(Classifier::Trie(c)), Candidates::Trie(s)) if self.shared.interleave => {
                     c.walk_batch(chunk, s);
@@ -595,7 +625,7 @@ impl Engine {
                 _ => false,
             };
             for (slot, p) in chunk.iter().enumerate() {
-                before(self, k * BATCH + slot);
+                before(self, k * batch + slot);
                 let slot = walked.then_some(slot);
                 out.push(self.decide_walked(p, slot, &mut NoObserver));
             }

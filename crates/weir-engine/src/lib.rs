@@ -6,7 +6,7 @@
 //! dispatch strategies, updates per-rule counters, and hands `log` rules
 //! to the [`Logger`]. Frames that are not IP, or are malformed, get the
 //! [`Policy`] verdict and are counted by reason.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 mod classify;
 mod compile;
@@ -21,7 +21,7 @@ mod program;
 mod state;
 mod tables;
 
-pub use classify::{Budget, Parts};
+pub use classify::{Budget, Parts, Simd};
 pub use compile::{compile, CompileOptions};
 pub use engine::{
     Decision, DispatchKind, Engine, EngineBuilder, Policy, Stats, WalkKind, CLASSIFY_FROM_RULES,

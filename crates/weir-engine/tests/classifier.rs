@@ -9,7 +9,7 @@
 mod rulegen;
 
 use rulegen::{Kind, Ruleset};
-use weir_engine::{load, Budget, CompileOptions, Engine, EngineBuilder, Parts, WalkKind};
+use weir_engine::{load, Budget, CompileOptions, Engine, EngineBuilder, Parts, Simd, WalkKind};
 use weir_rules::Names;
 use weir_wire::v4_mapped;
 
@@ -71,23 +71,28 @@ fn same_as_linear(name: &str, rs: &Ruleset, seed: u64, packets: usize, budget: B
             );
         }
     }
-    // The trie walked in batches (`decide_batch`): the same decisions, in
-    // packet order, and the same counters.
-    let mut batched = engine_of(builder(&rs.text, WalkKind::Trie, budget).interleave_always());
-    assert!(batched.walks_in_batches());
-    let mut decisions = Vec::new();
-    for (c, chunk) in trace.chunks(37).enumerate() {
-        batched.decide_batch(chunk, &mut decisions);
-        for (k, (p, got)) in chunk.iter().zip(&decisions).enumerate() {
-            let k = c * 37 + k;
-            assert_eq!(
-                Some(got),
-                linear_decisions.get(k),
-                "{name}, batched, packet {k}: {p:?}"
-            );
+    // The trie walked in batches (`decide_batch`), its automata stepped
+    // in each SIMD walk this CPU has (AVX-512, AVX2) and in scalar rounds:
+    // the same decisions, in packet order, and the same counters.
+    for simd in Simd::here().into_iter().chain([Simd::Off]) {
+        let builder = builder(&rs.text, WalkKind::Trie, budget).simd(simd);
+        let mut batched = engine_of(builder.interleave_always());
+        assert!(batched.walks_in_batches());
+        assert_eq!(batched.simd(), simd);
+        let mut decisions = Vec::new();
+        for (c, chunk) in trace.chunks(137).enumerate() {
+            batched.decide_batch(chunk, &mut decisions);
+            for (k, (p, got)) in chunk.iter().zip(&decisions).enumerate() {
+                let k = c * 137 + k;
+                assert_eq!(
+                    Some(got),
+                    linear_decisions.get(k),
+                    "{name}, batched, {simd:?}, packet {k}: {p:?}"
+                );
+            }
         }
+        walks.push(batched);
     }
-    walks.push(batched);
     for e in &walks {
         assert!(
             e.counters() == linear.counters(),

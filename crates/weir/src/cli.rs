@@ -128,6 +128,12 @@ pub struct EngineArgs {
     /// rules. The verdicts and counters are identical; only the cost differs.
     #[arg(long)]
     pub linear: bool,
+    /// Vector lanes for the classifier's automata on large rulesets: auto
+    /// (the widest this CPU has: AVX-512, 16 walks a vector, else AVX2,
+    /// 8), avx512, avx2, or off (scalar). The verdicts and counters are
+    /// identical; only the cost differs.
+    #[arg(long, default_value = "auto", value_name = "WALK", value_parser = parse_simd)]
+    pub simd: weir_engine::Simd,
     /// Verdict for non-IP frames (ARP, LLDP, …), which ipfw never sees.
     #[arg(long, value_enum, default_value_t = VerdictArg::Pass, value_name = "VERDICT")]
     pub non_ip: VerdictArg,
@@ -456,6 +462,23 @@ pub struct GenArgs {
     /// Write nanosecond timestamps (default microsecond, as tcpdump).
     #[arg(long)]
     pub nanos: bool,
+}
+
+/// `--simd WALK`: a walk this CPU runs (asking for one it lacks is a usage
+/// error, not a silent fallback).
+pub fn parse_simd(word: &str) -> Result<weir_engine::Simd, String> {
+    use weir_engine::Simd;
+    let names = || Simd::ALL.map(Simd::name).join(", ");
+    let simd = Simd::ALL
+        .into_iter()
+        .find(|s| s.name() == word)
+        .ok_or_else(|| format!("expected one of {}", names()))?;
+    if !simd.runs_here() {
+        let here: Vec<_> = Simd::here().into_iter().map(Simd::name).collect();
+        let here = if here.is_empty() { "none".to_string() } else { here.join(", ") };
+        return Err(format!("this CPU cannot run it (it runs: {here}; or auto, off)"));
+    }
+    Ok(simd)
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]

@@ -123,6 +123,7 @@ pub fn build_engine_and_set(
         .seed(args.seed)
         .dispatch(args.dispatch.into())
         .linear(args.linear)
+        .simd(args.simd)
         .policy(Policy {
             non_ip: args.non_ip.into(),
             malformed: args.malformed.into(),

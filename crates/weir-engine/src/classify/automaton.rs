@@ -36,7 +36,7 @@ pub const EMPTY: u32 = LEAF;
 /// many segments, the node lists the segment starts and a packet counts
 /// those at or below its value; beyond, a bitmap of the starts and its
 /// running counts give the rank in constant time.
-const LINEAR_SEGMENTS: usize = 16;
+pub const LINEAR_SEGMENTS: usize = 16;
 /// A state with at most this many rule intervals left is a leaf: the
 /// evaluator checks the rules it lists (reading on to separate the last
 /// few would cost more nodes than it saves).

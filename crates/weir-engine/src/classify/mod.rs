@@ -14,17 +14,24 @@
 //! rules, byte tries (`trie.rs`, automata built by `automaton.rs` over the
 //! rules as `family.rs` indexes them), whose cost per packet hardly grows
 //! with the ruleset, with bit blocks (`bitgroup.rs`) for what the automata
-//! cannot hold within the build's [`Budget`].
+//! cannot hold within the build's [`Budget`]; a batch's walks step in
+//! AVX-512 or AVX2 lanes where the CPU has them (`lanes.rs`).
 
 mod automaton;
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod bitgroup;
 mod bits;
 mod family;
 mod fields;
+mod lanes;
 mod rfc;
 mod trie;
 
 pub use bits::{next_candidate, BitClassifier};
+pub use lanes::Simd;
 pub use trie::{Budget, Parts, Scratch, TrieClassifier, BATCH};
 
 use crate::program::Program;

@@ -17,7 +17,8 @@
 //! walks only the candidates of what could be indexed.
 //!
 //! A packet walks every automaton of its family, all in step (several
-//! packets at once with `walk_batch`), looks up the bit blocks, and the
+//! packets at once with `walk_batch`: in AVX-512 or AVX2 lanes where the
+//! CPU has them, `lanes.rs`), looks up the bit blocks, and the
 //! evaluator merges the lists in rule order (`TrieWalk`), cut at the
 //! earliest rule that surely ends the walk.
 
@@ -25,13 +26,18 @@ use super::automaton::{self, Limits, Store, EMPTY, INDEX, LEAF, SINGLE};
 use super::bitgroup::{BitGroup, BIT_GROUP_RULES};
 use super::family::{address_groups, jumped_over, key, needs_state, split, FamilyRules, FIELDS};
 use super::fields::{in_mapped, Constraints};
+use super::lanes::{Lanes, Simd};
 use crate::eval::Walk;
 use crate::program::{class, Program};
 use std::cell::Cell;
 use weir_wire::Packet;
 
-/// Packets walked together by [`TrieClassifier::walk_batch`].
-pub const BATCH: usize = 16;
+/// Most packets walked together by [`TrieClassifier::walk_batch`]: as
+/// many as the walk in lanes takes (its last few walks, which leave lanes
+/// idle, are then a small part of a batch's).
+pub const BATCH: usize = 64;
+/// Packets walked together in scalar rounds (more did not help).
+const SCALAR_BATCH: usize = 16;
 /// Most automata per family (each costs a walk per packet).
 const MAX_AUTOMATA: usize = 12;
 /// Build limits of one automaton: item visits and words per rule of its
@@ -104,6 +110,8 @@ pub struct TrieClassifier {
     /// Candidates of every packet of a known flow (`class::STATE`): a
     /// pool list.
     state: u32,
+    /// The walk in SIMD lanes, where the CPU has one.
+    lanes: Option<Lanes>,
 }
 
 /// One engine's working space for the walks and merges (sized once, at
@@ -115,6 +123,10 @@ pub struct Scratch {
     keys: [[u64; FIELDS]; BATCH],
     /// Per batch slot, per automaton: where its walk ended.
     at: Vec<u32>,
+    /// The walks left after the roots, for the walk in lanes: their
+    /// places in `at`, and their keys' places in `keys`.
+    ids: Vec<u32>,
+    bases: Vec<u32>,
     automata: usize,
     /// One packet's lists: (offset, length) into the pool, or into `cand`
     /// with the `CAND` bit.
@@ -208,6 +220,7 @@ impl TrieClassifier {
             store,
             families: Default::default(),
             state,
+            lanes: Lanes::pick(Simd::Auto),
         };
         // Both families' rules first: the constraints, as large, are not
         // kept through the automata's builds.
@@ -267,6 +280,27 @@ impl TrieClassifier {
         f
     }
 
+    /// The SIMD walk a batch's walks step in (`Off`: scalar rounds; then
+    /// small tries are not worth walking in batches).
+    pub fn simd(&self) -> Simd {
+        self.lanes.map_or(Simd::Off, Lanes::simd)
+    }
+
+    /// Steps the automata in the lanes `simd` asks for, or in scalar
+    /// rounds where this CPU lacks them (the same leaves either way).
+    pub fn use_simd(&mut self, simd: Simd) {
+        self.lanes = Lanes::pick(simd);
+    }
+
+    /// Packets to give [`walk_batch`](Self::walk_batch) at once.
+    pub fn batch(&self) -> usize {
+        if self.lanes.is_some() {
+            BATCH
+        } else {
+            SCALAR_BATCH
+        }
+    }
+
     /// Working space for an engine's walks.
     pub fn scratch(&self) -> Scratch {
         let automata = self
@@ -289,6 +323,8 @@ impl TrieClassifier {
             family: [LINEAR; BATCH],
             keys: [[0; FIELDS]; BATCH],
             at: vec![EMPTY; BATCH * automata],
+            ids: Vec::with_capacity(BATCH * automata),
+            bases: Vec::with_capacity(BATCH * automata),
             automata,
             lists: Vec::with_capacity(lists),
             cursors: Vec::with_capacity(lists),
@@ -323,7 +359,8 @@ impl TrieClassifier {
     pub fn walk_batch(&self, ps: &[Packet], s: &mut Scratch) {
         debug_assert!(ps.len() <= BATCH);
         let m = s.automata;
-        let mut roots: [&[u32]; BATCH] = [&[]; BATCH];
+        // Per slot: its family's automata.
+        let mut walks = [0u8; BATCH];
         for (i, p) in ps.iter().enumerate() {
             let (family, k) = if p.ip_version == 4 {
                 (0, key(p, p.src as u32 as u64, p.dst as u32 as u64))
@@ -334,14 +371,29 @@ impl TrieClassifier {
                 continue;
             };
             (s.family[i], s.keys[i]) = (family, k);
-            roots[i] = &self.families[usize::from(family)].roots;
-            s.at[i * m..][..roots[i].len()].copy_from_slice(roots[i]);
+            let roots = &self.families[usize::from(family)].roots;
+            walks[i] = roots.len() as u8;
+            s.at[i * m..][..roots.len()].copy_from_slice(roots);
+        }
+        if let Some(lanes) = self.lanes {
+            s.ids.clear();
+            s.bases.clear();
+            for (i, &n) in walks.iter().enumerate().take(ps.len()) {
+                for j in i * m..i * m + usize::from(n) {
+                    if s.at[j] & LEAF == 0 {
+                        s.ids.push(j as u32);
+                        s.bases.push((i * FIELDS) as u32);
+                    }
+                }
+            }
+            let keys = s.keys.as_flattened();
+            lanes.walk(&self.store.nodes, keys, &mut s.at, &s.ids, &s.bases);
         }
         loop {
             let mut inner = false;
-            for (i, roots) in roots.iter().enumerate().take(ps.len()) {
+            for (i, &n) in walks.iter().enumerate().take(ps.len()) {
                 let key = &s.keys[i];
-                for a in &mut s.at[i * m..][..roots.len()] {
+                for a in &mut s.at[i * m..][..usize::from(n)] {
                     if *a & LEAF == 0 {
                         *a = self.store.step(*a, key);
                         inner |= *a & LEAF == 0;
@@ -539,6 +591,76 @@ mod tests {
             "{out:?}"
         );
     }
+
+    /// Each walk in SIMD lanes this CPU has ends every walk in the same
+    /// leaf as the scalar rounds: IPv4 and IPv6, listed and bitmap nodes,
+    /// batches of every size up to [`BATCH`]. (A CPU without AVX2 has only
+    /// the scalar walk; the test then says so and checks nothing.)
+    #[test]
+    fn lanes_end_where_scalar_rounds_end() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut draw = move || {
+            // splitmix64
+            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = seed;
+            z = (z ^ z >> 30).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ z >> 27).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ z >> 31
+        };
+        let mut text = String::new();
+        let mut prefixes = Vec::new();
+        for i in 0..3000 {
+            let (a, b) = (draw() as u32, draw() as u32);
+            let (la, lb) = (8 + draw() % 25, 8 + draw() % 25);
+            let lo = draw() % 60000;
+            let hi = lo + draw() % 2000;
+            prefixes.push((a, b));
+            let (a, b) = (std::net::Ipv4Addr::from(a), std::net::Ipv4Addr::from(b));
+            text += &match i % 4 {
+                0 => format!("allow tcp from {a}/{la} to {b}/{lb} {lo}-{hi}\n"),
+                1 => format!("deny udp from any to {b}/{lb} {lo}\n"),
+                2 => format!("count ip from {a}/{la} to any\n"),
+                _ => format!("allow tcp from 2001:db8:{:x}::/48 to any {lo}\n", i),
+            };
+        }
+        let prog = program(&text);
+        let mut t = TrieClassifier::build(&prog);
+        let mut s = t.scratch();
+        let m = s.automata;
+        let mut packets = Vec::new();
+        for n in 0..400 {
+            let (a, b) = prefixes[(draw() % 3000) as usize];
+            let mut p = packet(
+                a ^ (draw() as u32 & 0xff),
+                b ^ (draw() as u32 & 0xffff),
+                6,
+                0,
+            );
+            p.dst_port = (draw() % 65536) as u16;
+            p.proto = [6, 17, 1][n % 3];
+            if n % 5 == 0 {
+                p.ip_version = 6;
+                p.src = 0x2001_0db8_u128 << 96 | u128::from(draw() % 3000) << 80 | u128::from(a);
+            }
+            packets.push(p);
+        }
+        let vectors = Simd::here();
+        if vectors.is_empty() {
+            eprintln!("no SIMD walk on this CPU: nothing to compare");
+        }
+        for simd in vectors {
+            for (k, batch) in packets.chunks(BATCH).chain(packets.chunks(7)).enumerate() {
+                t.use_simd(simd);
+                assert_eq!(t.simd(), simd);
+                t.walk_batch(batch, &mut s);
+                let ended = s.at[..batch.len() * m].to_vec();
+                t.use_simd(Simd::Off);
+                t.walk_batch(batch, &mut s);
+                assert_eq!(ended, s.at[..batch.len() * m], "{simd:?}, batch {k}");
+            }
+        }
+    }
+
 
     /// IPv6 packets inside the IPv4-mapped block walk every rule.
     #[test]

@@ -73,6 +73,10 @@ pub struct ClassbenchArgs {
     /// Walk every rule in order instead of the classifier's candidates.
     #[arg(long)]
     pub linear: bool,
+    /// Vector lanes for the automata: auto (the widest this CPU has),
+    /// avx512, avx2 or off (scalar); the same answers, compares the costs.
+    #[arg(long, default_value = "auto", value_name = "WALK", value_parser = crate::cli::parse_simd)]
+    pub simd: weir_engine::Simd,
     /// Timed passes over the trace (the median is reported).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub iter: u32,

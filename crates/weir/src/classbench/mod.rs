@@ -79,7 +79,10 @@ pub fn classbench(args: &ClassbenchArgs) -> Result<(), Failure> {
         let rules = rules.display();
         Failure::Runtime(format!("{rules}: the filters did not compile: {first}"))
     })?;
-    let mut engine = Engine::builder(program).linear(args.linear).build();
+    let mut engine = Engine::builder(program)
+        .linear(args.linear)
+        .simd(args.simd)
+        .build();
     let build_ms = build.elapsed().as_secs_f64() * 1e3;
 
     let packets: Vec<_> = headers.iter().map(|h| compiled.packet(h)).collect();
@@ -101,6 +104,7 @@ pub fn classbench(args: &ClassbenchArgs) -> Result<(), Failure> {
         fields: fields.name(),
         encoding: compiled.encoding.name(),
         classified: engine.classified(),
+        simd: engine.simd().name(),
         build_ms,
         classifier_bytes: engine.classifier_memory(),
         iterations: args.iter,

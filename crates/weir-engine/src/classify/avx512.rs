@@ -1,0 +1,250 @@
+//! The automata walked in AVX-512 lanes, as rte_acl walks its tries: two
+//! vectors of 16 walks step together, each lane a (packet, automaton)
+//! pair, and a lane whose walk reached a leaf takes the next walk at once,
+//! so lanes are not left idle while the deepest walk of a vector finishes.
+//! The last few walks finish in the caller's scalar rounds.
+//!
+//! Each step is the scalar [`Store::step`](super::automaton::Store::step)
+//! done with gathers: the node's header, the key field it reads, then
+//! either the listed segment starts (which block of four holds the value,
+//! then where in it) or the bitmap's word and running count, then the
+//! child. Both kinds are worked in every step under masks: no branch on a
+//! node's kind or on the key. `tests::lanes_end_where_scalar_rounds_end`
+//! (in `trie.rs`) checks that every walk ends in the scalar walk's leaf.
+//!
+//! The only `unsafe` in the engine: the gathers, the scatter and the
+//! expanding loads take raw pointers. Every index is clamped to its slice
+//! before it is used, so whatever the store holds, no access leaves the
+//! slices given. Callers reach the walk only through [`Avx512::detect`].
+
+#![allow(unsafe_code)]
+
+use super::automaton::{LEAF, LINEAR_SEGMENTS};
+use core::arch::x86_64::*;
+
+/// Proof that this CPU has what [`walk`] uses (AVX-512F, VPOPCNTDQ and
+/// BMI2): made only by [`Avx512::detect`].
+#[derive(Clone, Copy, Debug)]
+pub struct Avx512(());
+
+impl Avx512 {
+    pub fn detect() -> Option<Avx512> {
+        let ok = is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512vpopcntdq")
+            && is_x86_feature_detected!("bmi2");
+        ok.then_some(Avx512(()))
+    }
+
+    /// Walks the queued walks: walk `q` starts at node `at[ids[q]]` and
+    /// reads the key whose fields are `keys[bases[q]..]`; where it ends (a
+    /// leaf, or for the last few walks a node to go on from) is written
+    /// back to `at[ids[q]]`. No id is queued twice.
+    #[inline]
+    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], ids: &[u32], bases: &[u32]) {
+        // SAFETY: an `Avx512` exists only where `detect` found the features.
+        unsafe { walk(nodes, keys, at, ids, bases) }
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512vpopcntdq,bmi2")]
+fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], ids: &[u32], bases: &[u32]) {
+    let total = ids.len().min(bases.len());
+    if total == 0 || nodes.is_empty() || keys.is_empty() || at.is_empty() {
+        return;
+    }
+    let last = |s: usize| _mm512_set1_epi32((s - 1).min(i32::MAX as usize) as i32);
+    let (last_node, last_key, last_at) = (last(nodes.len()), last(keys.len()), last(at.len()));
+    let zero = _mm512_setzero_si512();
+    let mut g = [Lanes {
+        id: zero,
+        base: zero,
+        cur: zero,
+        live: 0,
+    }; GROUPS];
+    let mut next = 0;
+    loop {
+        // Free lanes take the next walks, in queue order.
+        for l in &mut g {
+            let free = !l.live;
+            let take = (free.count_ones() as usize).min(total - next);
+            if take > 0 {
+                let fill = _pdep_u32((1 << take) - 1, u32::from(free)) as u16;
+                l.id = expand(l.id, fill, &ids[next..next + take]);
+                l.base = expand(l.base, fill, &bases[next..next + take]);
+                let roots = gather(zero, fill, _mm512_min_epu32(l.id, last_at), at);
+                l.cur = _mm512_mask_blend_epi32(fill, l.cur, roots);
+                next += take;
+                l.live |= fill;
+            }
+        }
+        let live: u32 = g.iter().map(|l| l.live.count_ones()).sum();
+        if next == total && live <= SCALAR_TAIL {
+            // The last few walks, left to the scalar rounds: one lane's
+            // step costs a whole vector's gathers.
+            for l in &g {
+                let to = _mm512_min_epu32(l.id, last_at);
+                // SAFETY: every index is clamped below `at.len()`.
+                unsafe {
+                    _mm512_mask_i32scatter_epi32::<4>(at.as_mut_ptr().cast(), l.live, to, l.cur)
+                };
+            }
+            return;
+        }
+        // The groups' steps are independent: their gathers overlap.
+        for l in &mut g {
+            l.cur = step(nodes, keys, l.cur, l.base, l.live, last_node, last_key);
+        }
+        for l in &mut g {
+            let done = _mm512_mask_test_epi32_mask(l.live, l.cur, _mm512_set1_epi32(LEAF as i32));
+            if done != 0 {
+                let to = _mm512_min_epu32(l.id, last_at);
+                // SAFETY: every index is clamped below `at.len()`.
+                unsafe {
+                    _mm512_mask_i32scatter_epi32::<4>(at.as_mut_ptr().cast(), done, to, l.cur)
+                };
+                l.live &= !done;
+            }
+        }
+    }
+}
+
+/// Lane groups stepped together (rte_acl's x32 walks two vectors): one
+/// vector's gathers wait on the last, the other's fill the wait. Three or
+/// four measured the same as two.
+const GROUPS: usize = 2;
+/// Walks left to the scalar rounds once no more are queued.
+const SCALAR_TAIL: u32 = 4;
+
+/// One vector of walks: each lane's place in `at`, key base and node.
+#[derive(Clone, Copy)]
+struct Lanes {
+    id: __m512i,
+    base: __m512i,
+    cur: __m512i,
+    live: u16,
+}
+
+/// One step of the walks in lanes `live` from nodes `cur`.
+#[target_feature(enable = "avx512f,avx512vpopcntdq")]
+fn step(
+    nodes: &[u32],
+    keys: &[u64],
+    cur: __m512i,
+    base: __m512i,
+    live: u16,
+    last_node: __m512i,
+    last_key: __m512i,
+) -> __m512i {
+    let zero = _mm512_setzero_si512();
+    let one = _mm512_set1_epi32(1);
+    let head = gather(zero, live, _mm512_min_epu32(cur, last_node), nodes);
+    let field = _mm512_and_si512(head, _mm512_set1_epi32(7));
+    let shift = _mm512_and_si512(_mm512_srli_epi32::<3>(head), _mm512_set1_epi32(0x7f));
+    let bits = _mm512_and_si512(_mm512_srli_epi32::<10>(head), _mm512_set1_epi32(0x1f));
+    let n = _mm512_srli_epi32::<15>(head);
+
+    // The key field's bits this level reads: two gathers of 64-bit fields.
+    let field_at = _mm512_min_epu32(_mm512_add_epi32(base, field), last_key);
+    let lo = key_bits(
+        keys,
+        live as u8,
+        _mm512_castsi512_si256(field_at),
+        _mm512_castsi512_si256(shift),
+    );
+    let hi = key_bits(
+        keys,
+        (live >> 8) as u8,
+        _mm512_extracti64x4_epi64::<1>(field_at),
+        _mm512_extracti64x4_epi64::<1>(shift),
+    );
+    let wide = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+    let v = _mm512_and_si512(wide, _mm512_sub_epi32(_mm512_sllv_epi32(one, bits), one));
+
+    // Listed nodes: a branch-free binary search of the n - 1 sorted
+    // segment starts (at most 15: four probes).
+    let linear = live & _mm512_cmple_epu32_mask(n, _mm512_set1_epi32(LINEAR_SEGMENTS as i32));
+    let starts = _mm512_sub_epi32(n, one);
+    let first = _mm512_add_epi32(cur, one);
+    // Which block of four holds v (starts 3, 7 and 11 read at once), then
+    // where in it (its first three read at once): two gathers deep.
+    let count = |first_probe: __m512i, step: i32| {
+        let mut n = zero;
+        for k in 0..3 {
+            let i = _mm512_add_epi32(first_probe, _mm512_set1_epi32(k * step));
+            let inside = linear & _mm512_cmplt_epu32_mask(i, starts);
+            let at = _mm512_min_epu32(_mm512_add_epi32(first, i), last_node);
+            let s = gather(zero, inside, at, nodes);
+            let below = inside & _mm512_cmple_epu32_mask(s, v);
+            n = _mm512_mask_add_epi32(n, below, n, one);
+        }
+        n
+    };
+    let block = _mm512_slli_epi32::<2>(count(_mm512_set1_epi32(3), 4));
+    let pos = _mm512_add_epi32(block, count(block, 1));
+    let padded = _mm512_andnot_si512(
+        _mm512_set1_epi32(3),
+        _mm512_add_epi32(starts, _mm512_set1_epi32(3)),
+    );
+    let listed_child = _mm512_add_epi32(_mm512_add_epi32(first, padded), pos);
+
+    // Bitmap nodes: the set bits up to v, from the word's running count.
+    let bitmap = live & !linear;
+    let words = _mm512_srli_epi32::<5>(_mm512_sllv_epi32(one, bits));
+    let w = _mm512_srli_epi32::<5>(v);
+    let counts_at = _mm512_add_epi32(_mm512_add_epi32(first, words), _mm512_srli_epi32::<1>(w));
+    let counts = gather(zero, bitmap, _mm512_min_epu32(counts_at, last_node), nodes);
+    let half_shift = _mm512_slli_epi32::<4>(_mm512_and_si512(w, one));
+    let before = _mm512_and_si512(
+        _mm512_srlv_epi32(counts, half_shift),
+        _mm512_set1_epi32(0xffff),
+    );
+    let word = gather(
+        zero,
+        bitmap,
+        _mm512_min_epu32(_mm512_add_epi32(first, w), last_node),
+        nodes,
+    );
+    let low = _mm512_sub_epi32(
+        _mm512_set1_epi32(31),
+        _mm512_and_si512(v, _mm512_set1_epi32(31)),
+    );
+    let upto = _mm512_and_si512(word, _mm512_srlv_epi32(_mm512_set1_epi32(-1), low));
+    let rank = _mm512_add_epi32(before, _mm512_popcnt_epi32(upto));
+    let children = _mm512_add_epi32(cur, _mm512_add_epi32(words, _mm512_srli_epi32::<1>(words)));
+    let bitmap_child = _mm512_add_epi32(children, rank);
+
+    let child = _mm512_mask_blend_epi32(linear, bitmap_child, listed_child);
+    gather(cur, live, _mm512_min_epu32(child, last_node), nodes)
+}
+
+/// Eight lanes' key fields `keys[idx]` shifted right by `shift`, as u32.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn key_bits(keys: &[u64], lanes: u8, idx: __m256i, shift: __m256i) -> __m256i {
+    // SAFETY: callers clamp every index below `keys.len()`.
+    let wide = unsafe {
+        _mm512_mask_i32gather_epi64::<8>(_mm512_setzero_si512(), lanes, idx, keys.as_ptr().cast())
+    };
+    _mm512_cvtepi64_epi32(_mm512_srlv_epi64(wide, _mm512_cvtepu32_epi64(shift)))
+}
+
+/// `src` with lanes `lanes` replaced by `words[idx]` (idx already clamped).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn gather(src: __m512i, lanes: u16, idx: __m512i, words: &[u32]) -> __m512i {
+    // SAFETY: callers clamp every index below `words.len()`.
+    unsafe { _mm512_mask_i32gather_epi32::<4>(src, lanes, idx, words.as_ptr().cast()) }
+}
+
+/// `src` with lanes `lanes` (as many as `words` holds) replaced by
+/// `words`, in order.
+#[inline]
+#[target_feature(enable = "avx512f,bmi2")]
+fn expand(src: __m512i, lanes: u16, words: &[u32]) -> __m512i {
+    // At most as many lanes as there are words: the lowest ones.
+    let n = words.len().min(16) as u32;
+    let lanes = _pdep_u32(_bzhi_u32(u32::MAX, n), u32::from(lanes)) as u16;
+    // SAFETY: the load reads one word per lane set, and no more lanes are
+    // set than `words` holds.
+    unsafe { _mm512_mask_expandloadu_epi32(src, lanes, words.as_ptr().cast()) }
+}

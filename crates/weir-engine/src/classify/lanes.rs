@@ -1,0 +1,103 @@
+//! Which vector walk a trie's automata step in: AVX-512 (`avx512.rs`) or
+//! AVX2 (`avx2.rs`), chosen once when the engine is built, or none (the
+//! scalar rounds in `trie.rs`). Every walk ends in the same leaf.
+
+#[cfg(target_arch = "x86_64")]
+use super::{avx2::Avx2, avx512::Avx512};
+
+/// The walk in SIMD lanes an engine asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Simd {
+    /// The widest this CPU has (AVX-512, else AVX2, else none).
+    #[default]
+    Auto,
+    /// Scalar rounds only.
+    Off,
+    /// Eight walks a vector (AVX2).
+    Avx2,
+    /// Sixteen walks a vector (AVX-512 F with VPOPCNTDQ).
+    Avx512,
+}
+
+impl Simd {
+    pub const ALL: [Simd; 4] = [Simd::Auto, Simd::Off, Simd::Avx2, Simd::Avx512];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Simd::Auto => "auto",
+            Simd::Off => "off",
+            Simd::Avx2 => "avx2",
+            Simd::Avx512 => "avx512",
+        }
+    }
+
+    /// Whether this CPU runs it (`Auto` and `Off` run everywhere).
+    pub fn runs_here(self) -> bool {
+        match self {
+            Simd::Auto | Simd::Off => true,
+            vector => Lanes::pick(vector).is_some(),
+        }
+    }
+
+    /// The vector walks this CPU runs, widest first.
+    pub fn here() -> Vec<Simd> {
+        [Simd::Avx512, Simd::Avx2]
+            .into_iter()
+            .filter(|s| s.runs_here())
+            .collect()
+    }
+}
+
+/// A vector walk this CPU has (the proof of its features inside).
+#[derive(Clone, Copy, Debug)]
+pub enum Lanes {
+    #[cfg(target_arch = "x86_64")]
+    Avx512(Avx512),
+    #[cfg(target_arch = "x86_64")]
+    Avx2(Avx2),
+}
+
+impl Lanes {
+    /// The walk `simd` names, if this CPU has it.
+    pub fn pick(simd: Simd) -> Option<Lanes> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let wide = || Avx512::detect().map(Lanes::Avx512);
+            let narrow = || Avx2::detect().map(Lanes::Avx2);
+            match simd {
+                Simd::Off => None,
+                Simd::Auto => wide().or_else(narrow),
+                Simd::Avx512 => wide(),
+                Simd::Avx2 => narrow(),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = simd;
+            None
+        }
+    }
+
+    pub fn simd(self) -> Simd {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Lanes::Avx512(_) => Simd::Avx512,
+            #[cfg(target_arch = "x86_64")]
+            Lanes::Avx2(_) => Simd::Avx2,
+        }
+    }
+
+    /// Walks the queued walks (see `Avx2::walk`): walk `q` starts at node
+    /// `at[ids[q]]` over the key at `keys[bases[q]..]`; where it ends is
+    /// written back to `at[ids[q]]` (a leaf, or for the last few a node
+    /// for the scalar rounds to go on from).
+    #[inline]
+    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], ids: &[u32], bases: &[u32]) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Lanes::Avx512(l) => l.walk(nodes, keys, at, ids, bases),
+            #[cfg(target_arch = "x86_64")]
+            Lanes::Avx2(l) => l.walk(nodes, keys, at, ids, bases),
+        }
+    }
+}
