@@ -68,11 +68,12 @@ fn bench(c: &mut Criterion) {
             let b = Engine::builder(prog.clone()).simd(simd).interleave_always();
             b.build()
         };
+        let trie = matches!(e.walk_kind(), WalkKind::Trie);
         let mut walks = vec![(Run::OneByOne, "classified".to_string(), e, &trace[..])];
         // The tries decide a capture's packets in batches (`decide_batch`,
         // as the pipeline gives them): in each SIMD walk this CPU has, and
         // in scalar rounds.
-        if matches!(e.walk_kind(), WalkKind::Trie) {
+        if trie {
             for simd in Simd::here().into_iter().chain([Simd::Off]) {
                 let walk = format!("batched-{}", simd.name());
                 walks.push((Run::Batched, walk, batched(simd), &trace[..]));

@@ -129,9 +129,9 @@ pub struct EngineArgs {
     #[arg(long)]
     pub linear: bool,
     /// Vector lanes for the classifier's automata on large rulesets: auto
-    /// (the widest this CPU has: AVX-512, 16 walks a vector, else AVX2,
-    /// 8), avx512, avx2, or off (scalar). The verdicts and counters are
-    /// identical; only the cost differs.
+    /// (AVX-512, 16 walks a vector, where the CPU has it; else scalar),
+    /// avx512, avx2 (8 walks a vector), or off (scalar). The verdicts and
+    /// counters are identical; only the cost differs.
     #[arg(long, default_value = "auto", value_name = "WALK", value_parser = parse_simd)]
     pub simd: weir_engine::Simd,
     /// Verdict for non-IP frames (ARP, LLDP, …), which ipfw never sees.
@@ -475,8 +475,14 @@ pub fn parse_simd(word: &str) -> Result<weir_engine::Simd, String> {
         .ok_or_else(|| format!("expected one of {}", names()))?;
     if !simd.runs_here() {
         let here: Vec<_> = Simd::here().into_iter().map(Simd::name).collect();
-        let here = if here.is_empty() { "none".to_string() } else { here.join(", ") };
-        return Err(format!("this CPU cannot run it (it runs: {here}; or auto, off)"));
+        let here = if here.is_empty() {
+            "none".to_string()
+        } else {
+            here.join(", ")
+        };
+        return Err(format!(
+            "this CPU cannot run it (it runs: {here}; or auto, off)"
+        ));
     }
     Ok(simd)
 }

@@ -11,6 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use weir_classbench::{first_match, parse_filters, parse_trace, Fields};
+use weir_engine::Simd;
 
 fn gen(dir: &Path, kind: &str, n: u32, seed: u64, trace_n: u32) -> (PathBuf, PathBuf) {
     let rules = dir.join(format!("{kind}-{n}-{seed}.rules"));
@@ -72,7 +73,12 @@ fn classbench_answers_equal_the_reference() {
         for (n, seed) in [(100, 1), (2000, 2)] {
             let (rules, trace) = gen(dir.path(), kind, n, seed, 5000);
             let want = reference(&rules, &trace);
-            for linear in [false, true] {
+            // The default walk, the linear one, and the automata in every
+            // vector walk this CPU has and in scalar rounds.
+            let mut walks = vec![vec![], vec!["--linear"], vec!["--simd", "off"]];
+            walks.extend(Simd::here().into_iter().map(|s| vec!["--simd", s.name()]));
+            for walk in walks {
+                let linear = walk == ["--linear"];
                 let out = dir.path().join("answers");
                 let mut args = vec![
                     "classbench".to_string(),
@@ -84,15 +90,23 @@ fn classbench_answers_equal_the_reference() {
                     "1".into(),
                     "--json".into(),
                 ];
-                if linear {
-                    args.push("--linear".into());
-                }
+                args.extend(walk.iter().map(|w| w.to_string()));
                 let o = weir_ok(&args);
-                assert_eq!(answers(&out), want, "{kind} {n} linear={linear}");
+                assert_eq!(answers(&out), want, "{kind} {n} {walk:?}");
                 let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
                 assert_eq!(report["filters"], n);
                 assert_eq!(report["headers"], 5000);
                 assert_eq!(report["classified"], !linear);
+                // The tries (past 1,024 rules) step in the lanes asked for.
+                let lanes = match walk.as_slice() {
+                    ["--simd", simd] if n > 1024 => *simd,
+                    [] if n > 1024 => Simd::here()
+                        .first()
+                        .filter(|s| **s == Simd::Avx512)
+                        .map_or("off", |s| s.name()),
+                    _ => "off",
+                };
+                assert_eq!(report["simd"], lanes, "{kind} {n} {walk:?}");
                 assert_eq!(report["expected"]["contradicting"], 0);
                 let matched = want.iter().filter(|&&a| a != 0).count();
                 assert_eq!(report["matched"], matched);
@@ -100,6 +114,42 @@ fn classbench_answers_equal_the_reference() {
             }
         }
     }
+}
+
+/// `--simd` takes only the walks this CPU runs: another is a usage
+/// error that names what it does run, not a silent fallback.
+#[test]
+fn simd_walks_the_cpu_lacks_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rules, trace) = gen(dir.path(), "acl", 200, 3, 100);
+    let run = |simd: &str| {
+        weir([
+            "classbench".as_ref(),
+            rules.as_os_str(),
+            trace.as_os_str(),
+            "--iter".as_ref(),
+            "1".as_ref(),
+            "--simd".as_ref(),
+            simd.as_ref(),
+        ])
+    };
+    let here = Simd::here();
+    for simd in Simd::ALL {
+        let o = run(simd.name());
+        let runs = matches!(simd, Simd::Auto | Simd::Off) || here.contains(&simd);
+        assert_eq!(o.status.code(), Some(if runs { 0 } else { 2 }), "{simd:?}");
+        if !runs {
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(err.contains("this CPU cannot run it"), "{err}");
+        }
+    }
+    let o = run("sse");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("expected one of auto, off, avx2, avx512"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -45,8 +45,8 @@ impl Avx2 {
 /// Lanes of one vector.
 const LANES: usize = 8;
 /// Groups stepped together: one group's gathers wait on memory while the
-/// others' issue (`weir classbench` on acl-10k: 2 groups 122 ns, 4 groups
-/// 107 ns, 6 groups 109 ns).
+/// others' issue. Four holds 32 walks in flight, as AVX-512's two groups
+/// of 16 do; not tuned further (BENCHMARKS.md, "SIMD walks").
 const GROUPS: usize = 4;
 /// Walks left to the scalar rounds once no more are queued: a lane's step
 /// costs a whole vector's gathers.

@@ -1,6 +1,11 @@
 //! Which vector walk a trie's automata step in: AVX-512 (`avx512.rs`) or
 //! AVX2 (`avx2.rs`), chosen once when the engine is built, or none (the
 //! scalar rounds in `trie.rs`). Every walk ends in the same leaf.
+//!
+//! `Auto` takes AVX-512 where the CPU has it, and otherwise the scalar
+//! rounds: on the AMD EPYC (Zen 3) these machines have, AVX2's gathers
+//! made the walk no faster than the scalar rounds (BENCHMARKS.md, "SIMD
+//! walks"), so AVX2 is there to ask for (`--simd avx2`), not the default.
 
 #[cfg(target_arch = "x86_64")]
 use super::{avx2::Avx2, avx512::Avx512};
@@ -8,7 +13,7 @@ use super::{avx2::Avx2, avx512::Avx512};
 /// The walk in SIMD lanes an engine asks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Simd {
-    /// The widest this CPU has (AVX-512, else AVX2, else none).
+    /// AVX-512 where this CPU has it, else the scalar rounds.
     #[default]
     Auto,
     /// Scalar rounds only.
@@ -66,7 +71,7 @@ impl Lanes {
             let narrow = || Avx2::detect().map(Lanes::Avx2);
             match simd {
                 Simd::Off => None,
-                Simd::Auto => wide().or_else(narrow),
+                Simd::Auto => wide(),
                 Simd::Avx512 => wide(),
                 Simd::Avx2 => narrow(),
             }

@@ -661,7 +661,6 @@ mod tests {
         }
     }
 
-
     /// IPv6 packets inside the IPv4-mapped block walk every rule.
     #[test]
     fn mapped_ipv6_walks_linearly() {

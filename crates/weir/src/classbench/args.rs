@@ -73,8 +73,9 @@ pub struct ClassbenchArgs {
     /// Walk every rule in order instead of the classifier's candidates.
     #[arg(long)]
     pub linear: bool,
-    /// Vector lanes for the automata: auto (the widest this CPU has),
-    /// avx512, avx2 or off (scalar); the same answers, compares the costs.
+    /// Vector lanes for the automata: auto (AVX-512 where the CPU has it,
+    /// else scalar), avx512, avx2 or off (scalar); the same answers, to
+    /// compare the costs.
     #[arg(long, default_value = "auto", value_name = "WALK", value_parser = crate::cli::parse_simd)]
     pub simd: weir_engine::Simd,
     /// Timed passes over the trace (the median is reported).
