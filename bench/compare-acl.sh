@@ -18,6 +18,7 @@
 #
 # SIZES defaults to "1000 10000" (add 100000 for the big sets), HEADERS to
 # 100000, RUNS to 3. Work files go to ${WORK:-/tmp/weir-compare-acl}.
+# WEIR_ARGS="--simd avx2" passes flags to every timed `weir classbench`.
 # ALGS="scalar avx512x32" limits the dpdk algs (each 100k-filter build
 # takes dpdk-test-acl about a minute and 5 GB).
 # Installs Debian's dpdk-dev (it ships dpdk-test-acl) when missing; exits 3
@@ -79,7 +80,7 @@ dpdk_ns() { # rules trace n alg
 
 echo "date:    $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "machine: $(nproc) CPUs, $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
-echo "weir:    $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo '+dirty'), $("$weir" --version)"
+echo "weir:    $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo '+dirty'), $("$weir" --version)${WEIR_ARGS:+, $WEIR_ARGS}"
 echo "dpdk:    $(dpkg-query -W -f='${Version}' dpdk-dev 2>/dev/null || echo '?'), algs: ${algs[*]}"
 echo "trace:   $headers headers per set (weir gen-rules --seed 1); medians of $runs runs; ns/packet"
 echo
@@ -111,7 +112,8 @@ for n in $sizes; do
     for a in "${algs[@]}"; do : > "$work/$a.ns"; done
     for _ in $(seq "$runs"); do
       # Alternate peers within a run so each sees the same machine load.
-      out=$("$weir" classbench "$rules" "$trace" --iter 5 --json)
+      # shellcheck disable=SC2086 # WEIR_ARGS is a list of flags
+      out=$("$weir" classbench "$rules" "$trace" --iter 5 --json ${WEIR_ARGS:-})
       echo "$out" | json_field ns_per_packet >> "$work/weir.ns"
       echo "$out" | json_field build_ms >> "$work/build.ms"
       echo "$out" | json_field classifier_bytes >> "$work/bytes"
