@@ -54,7 +54,6 @@ const SCALAR_TAIL: u32 = 4;
 
 /// One vector of walks, kept in arrays between steps.
 #[derive(Clone, Copy, Default)]
-#[repr(C, align(32))]
 struct Group {
     cur: [u32; LANES],
     base: [u32; LANES],
@@ -98,7 +97,7 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], ids: &[u32], bases: &[u32])
             }
             return;
         }
-        // The groups' steps are independent: their gathers overlap.
+        // The groups' steps are independent, so their gathers may overlap.
         for l in &mut g {
             if l.live != 0 {
                 l.cur = step(nodes, keys, l, last_node, last_key_byte);
