@@ -285,7 +285,10 @@ impl<'a> Builder<'a> {
                 left -= take;
                 // The walk in AVX2 lanes reads a level's bits from the four
                 // bytes at its first byte (`avx2.rs`).
-                debug_assert!(left % 8 == 0 && take <= 16, "level {take} bits at {left}");
+                debug_assert!(
+                    left.is_multiple_of(8) && take <= 16,
+                    "level {take} bits at {left}"
+                );
                 levels.push(Level {
                     field: f as u8,
                     shift: left as u8,
