@@ -55,6 +55,12 @@ impl BitGroup {
         }
     }
 
+    /// The block's first rule (program index): a walk that has stopped
+    /// before it needs nothing from the block.
+    pub fn first(&self) -> u32 {
+        self.members.first().copied().unwrap_or(u32::MAX)
+    }
+
     /// Most candidates one packet can get from this block.
     pub fn len(&self) -> usize {
         self.members.len()

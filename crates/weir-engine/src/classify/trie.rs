@@ -451,7 +451,9 @@ impl TrieClassifier {
             cand.sort_unstable();
             lists.push((CAND, cand.len() as u32));
         }
-        for b in &f.blocks {
+        // A block whose rules all come after a rule the leaves know
+        // matches cannot decide the packet: no searches for it.
+        for b in f.blocks.iter().filter(|b| b.first() <= stop) {
             let start = cand.len();
             b.candidates(&keys[slot], cand);
             if cand.len() > start {
