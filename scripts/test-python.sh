@@ -16,9 +16,14 @@ cd "$(dirname "$0")/.."
 export PYTHONDONTWRITEBYTECODE=1
 
 # `cargo test` skips python/ (it has no tests), so its cdylib is built
-# here, by the workspace's own build with the tests' profile: the engine
-# crates come from the tests' build, only the extension's own code is new.
-cargo build --quiet --workspace --profile ci
+# here, by the workspace's own build with the tests' profile and the
+# tests' targets: with them the dependencies resolve to the features
+# `cargo test` gave them (dev-dependencies add some), so the engine
+# crates, arrow and clap come from the tests' build and only the
+# extension's own code is new. A plain `cargo build` resolved other
+# features and built the whole workspace a second time (about five
+# minutes of CI on two cores).
+cargo build --quiet --workspace --profile ci --lib --bins --tests --examples
 out="${CARGO_TARGET_DIR:-target}/ci"
 lib="$out/lib_weir.so"
 
