@@ -283,7 +283,7 @@ impl<T: Step> Field<T> {
 /// Index of the last of `starts[lo..hi]` that is ≤ v, or `lo - 1` when
 /// none is (callers guarantee `starts[lo - 1] ≤ v` then). Branch-free.
 #[inline(always)]
-fn last_at_most<T: Copy + Ord>(starts: &[T], lo: usize, hi: usize, v: T) -> usize {
+pub(super) fn last_at_most<T: Copy + Ord>(starts: &[T], lo: usize, hi: usize, v: T) -> usize {
     let (mut base, mut size) = (lo, hi - lo);
     if size == 0 || starts[lo] > v {
         return lo.wrapping_sub(1);

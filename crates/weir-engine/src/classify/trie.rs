@@ -112,6 +112,8 @@ pub struct TrieClassifier {
     state: u32,
     /// The walk in SIMD lanes, where the CPU has one.
     lanes: Option<Lanes>,
+    /// The CPU has POPCNT, for the scalar rounds.
+    popcnt: bool,
 }
 
 /// One engine's working space for the walks and merges (sized once, at
@@ -191,6 +193,13 @@ impl Walk for TrieWalk<'_> {
     }
 }
 
+fn has_popcnt() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::arch::is_x86_feature_detected!("popcnt");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// Work and bytes spent so far.
 struct Spent {
     work: u64,
@@ -221,6 +230,7 @@ impl TrieClassifier {
             families: Default::default(),
             state,
             lanes: Lanes::pick(Simd::Auto),
+            popcnt: has_popcnt(),
         };
         // Both families' rules first: the constraints, as large, are not
         // kept through the automata's builds.
@@ -352,9 +362,9 @@ impl TrieClassifier {
     }
 
     /// Walks every automaton for each packet of `ps` (at most [`BATCH`]),
-    /// all in step, a level each per round: the walks' loads are
-    /// independent, so their cache misses overlap (what rte_acl gets
-    /// from SIMD lanes). Packet i's walks end in `s`'s slot i.
+    /// in SIMD lanes where the engine has them, then in scalar rounds
+    /// (which finish what the lanes leave). Packet i's walks end in `s`'s
+    /// slot i.
     #[inline]
     pub fn walk_batch(&self, ps: &[Packet], s: &mut Scratch) {
         debug_assert!(ps.len() <= BATCH);
@@ -389,9 +399,38 @@ impl TrieClassifier {
             let keys = s.keys.as_flattened();
             lanes.walk(&self.store.nodes, keys, &mut s.at, &s.ids, &s.bases);
         }
+        let walks = &walks[..ps.len()];
+        #[cfg(target_arch = "x86_64")]
+        if self.popcnt {
+            // SAFETY: `popcnt` is only set where the CPU has POPCNT.
+            #[allow(unsafe_code)]
+            unsafe {
+                self.rounds_popcnt(walks, s)
+            };
+            return;
+        }
+        self.rounds(walks, s);
+    }
+
+    /// The scalar rounds with the POPCNT instruction for the bitmap
+    /// nodes' ranks (x86-64's baseline has none, and Rust's fallback is
+    /// a dozen instructions).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn rounds_popcnt(&self, walks: &[u8], s: &mut Scratch) {
+        self.rounds(walks, s);
+    }
+
+    /// Steps the walks not yet at a leaf (slot i has `walks[i]`), a level
+    /// each per round, until every one is: the walks of a round are
+    /// independent, so their cache misses overlap (what rte_acl gets from
+    /// SIMD lanes).
+    #[inline(always)]
+    fn rounds(&self, walks: &[u8], s: &mut Scratch) {
+        let m = s.automata;
         loop {
             let mut inner = false;
-            for (i, &n) in walks.iter().enumerate().take(ps.len()) {
+            for (i, &n) in walks.iter().enumerate() {
                 let key = &s.keys[i];
                 for a in &mut s.at[i * m..][..usize::from(n)] {
                     if *a & LEAF == 0 {
