@@ -8,14 +8,16 @@
 //!
 //! Prints the classifier's parts, candidates a packet, where the deciding
 //! rules sit, the best of five passes' ns a packet and a checksum of the
-//! deciding rules (equal checksums: equal decisions).
-//! `cargo run --release -p weir-engine --example random_decide -- N [PACKETS]`
+//! deciding rules (equal checksums: equal decisions); with `linear`, also
+//! the linear walk's best of three on the first 2,000 packets, its
+//! checksum there and the ratio (times on one machine, in one run).
+//! `cargo run --release -p weir-engine --example random_decide -- N [PACKETS] [linear]`
 
 #[path = "../benches/common/rulegen.rs"]
 mod rulegen;
 
 use std::time::Instant;
-use weir_engine::{load, CompileOptions, Decision, Engine};
+use weir_engine::{load, CompileOptions, Decision, Engine, WalkKind};
 use weir_rules::Names;
 use weir_wire::Packet;
 
@@ -30,7 +32,7 @@ fn main() {
     let prog = load(&rs.text, &Names::default(), &CompileOptions::default())
         .expect("generated rules compile");
     let start = Instant::now();
-    let mut e = Engine::new(prog);
+    let mut e = Engine::new(prog.clone());
     let build = start.elapsed();
     let cands: usize = trace.iter().map(|p| e.candidate_count(p)).sum();
     println!(
@@ -47,6 +49,29 @@ fn main() {
         let start = Instant::now();
         rules = decide_all(&mut e, &trace, &mut out);
         best = best.min(start.elapsed().as_nanos() as f64 / trace.len() as f64);
+    }
+    if args.get(3).is_some_and(|a| a == "linear") {
+        let few = &trace[..trace.len().min(2_000)];
+        let mut linear = Engine::builder(prog).walk(WalkKind::Linear).build();
+        let mut slow = f64::MAX;
+        let mut slow_rules = Vec::new();
+        for _ in 0..3 {
+            let start = Instant::now();
+            slow_rules = decide_all(&mut linear, few, &mut out);
+            slow = slow.min(start.elapsed().as_nanos() as f64 / few.len() as f64);
+        }
+        let mut fast = f64::MAX;
+        for _ in 0..PASSES {
+            let start = Instant::now();
+            let fast_rules = decide_all(&mut e, few, &mut out);
+            fast = fast.min(start.elapsed().as_nanos() as f64 / few.len() as f64);
+            assert_eq!(fast_rules, slow_rules, "the linear walk decides the same");
+        }
+        println!(
+            "first {} packets: linear {slow:.0} ns/packet, classifier {fast:.0} ns/packet: {:.1}x",
+            few.len(),
+            slow / fast
+        );
     }
     rules.sort_unstable();
     let pct = |q: usize| rules[(rules.len() - 1) * q / 100];
