@@ -127,14 +127,10 @@ impl BitGroup {
         let (d, e) = (d.lookup(key[3], w), e.lookup(key[4], w));
         let words = a.iter().zip(b).zip(c).zip(d).zip(e);
         for (k, ((((a, b), c), d), e)) in words.enumerate() {
-            // Most words are empty after the addresses (in a random
-            // 100k-rule set's blocks): the ports and protocol only for
-            // the rest.
-            let mut word = a & b;
-            if word == 0 {
-                continue;
-            }
-            word &= c & d & e;
+            // All five, branch-free: skipping the ports where the
+            // addresses leave a word empty saved 0.4% of the instructions
+            // on random-100k and cost 13% of its time (mispredictions).
+            let mut word = a & b & c & d & e;
             while word != 0 {
                 out.push(self.members[k * 64 + word.trailing_zeros() as usize]);
                 word &= word - 1;
