@@ -11,7 +11,8 @@
 //! deciding rules (equal checksums: equal decisions); with `linear`, also
 //! the linear walk's best of three on the first 2,000 packets, its
 //! checksum there and the ratio (times on one machine, in one run).
-//! `cargo run --release -p weir-engine --example random_decide -- N [PACKETS] [linear]`
+//! `cargo run --release -p weir-engine --example random_decide -- N [PACKETS] [linear] [acl|fw|ipc]`
+//! (the last: a ClassBench kind's set, `rulegen::ruleset`, instead).
 
 #[path = "../benches/common/rulegen.rs"]
 mod rulegen;
@@ -27,7 +28,13 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).expect("N rules");
     let count: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2_000);
-    let rs = rulegen::random(n, 1, false);
+    let kind = rulegen::Kind::ALL
+        .into_iter()
+        .find(|k| args.iter().skip(3).any(|a| a == k.name()));
+    let rs = match kind {
+        Some(kind) => rulegen::ruleset(kind, n, 1, false),
+        None => rulegen::random(n, 1, false),
+    };
     let trace = rulegen::trace(&rs, count, 2);
     let prog = load(&rs.text, &Names::default(), &CompileOptions::default())
         .expect("generated rules compile");
@@ -50,7 +57,7 @@ fn main() {
         rules = decide_all(&mut e, &trace, &mut out);
         best = best.min(start.elapsed().as_nanos() as f64 / trace.len() as f64);
     }
-    if args.get(3).is_some_and(|a| a == "linear") {
+    if args.iter().skip(3).any(|a| a == "linear") {
         let few = &trace[..trace.len().min(2_000)];
         let mut linear = Engine::builder(prog).walk(WalkKind::Linear).build();
         let mut slow = f64::MAX;

@@ -869,9 +869,9 @@ impl Walker<'_, '_> {
                     count(counters, first, p);
                     return (first, verdict);
                 }
-                let walk = CandidateBits(bits);
+                let mut walk = CandidateBits(bits);
                 evaluate::<D, O, _>(
-                    program, env, &walk, p, class, state, ctx, counters, log, obs,
+                    program, env, &mut walk, p, class, state, ctx, counters, log, obs,
                 )
             }
             (Some(Classifier::Trie(c)), Candidates::Trie(s)) => {
@@ -880,16 +880,34 @@ impl Walker<'_, '_> {
                     0
                 });
                 match c.merge(slot, s, class, program.default_index()) {
-                    Some(walk) => evaluate::<D, O, _>(
-                        program, env, &walk, p, class, state, ctx, counters, log, obs,
+                    Some(mut walk) => evaluate::<D, O, _>(
+                        program, env, &mut walk, p, class, state, ctx, counters, log, obs,
                     ),
                     None => evaluate::<D, O, _>(
-                        program, env, &Linear, p, class, state, ctx, counters, log, obs,
+                        program,
+                        env,
+                        &mut Linear,
+                        p,
+                        class,
+                        state,
+                        ctx,
+                        counters,
+                        log,
+                        obs,
                     ),
                 }
             }
             _ => evaluate::<D, O, _>(
-                program, env, &Linear, p, class, state, ctx, counters, log, obs,
+                program,
+                env,
+                &mut Linear,
+                p,
+                class,
+                state,
+                ctx,
+                counters,
+                log,
+                obs,
             ),
         }
     }

@@ -44,15 +44,16 @@ pub const MAX_CALLS: u32 = 256;
 
 /// Which rules the walk may visit.
 pub trait Walk {
-    /// The first rule index at or after `i` worth trying.
-    fn next(&self, i: usize) -> usize;
+    /// The first rule index at or after `i` worth trying (a walk may
+    /// find more candidates as it goes: the trie's tail tier).
+    fn next(&mut self, i: usize) -> usize;
 }
 
 /// Every rule, in order.
 pub struct Linear;
 impl Walk for Linear {
     #[inline(always)]
-    fn next(&self, i: usize) -> usize {
+    fn next(&mut self, i: usize) -> usize {
         i
     }
 }
@@ -61,7 +62,7 @@ impl Walk for Linear {
 pub struct CandidateBits<'a>(pub &'a [u64]);
 impl Walk for CandidateBits<'_> {
     #[inline(always)]
-    fn next(&self, i: usize) -> usize {
+    fn next(&mut self, i: usize) -> usize {
         crate::classify::next_candidate(self.0, i)
     }
 }
@@ -122,7 +123,7 @@ enum Probe {
 pub fn evaluate<D: Dispatch, O: Observer, W: Walk>(
     prog: &Program,
     env: &Env,
-    walk: &W,
+    walk: &mut W,
     p: &Packet,
     mut class: u32,
     states: &mut StateCtx,

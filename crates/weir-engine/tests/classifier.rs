@@ -174,6 +174,48 @@ fn random_rulesets_within_the_default_budget() {
     assert_eq!(parts.unindexed, 0, "{parts:?}");
 }
 
+/// Past 32k rules, a family the automata cannot hold whole is built in
+/// two tiers, the tail walked only by packets whose walk gets past the
+/// head: random and ACL sets with every feature (skipto, call, count,
+/// states, tables; the decorated ACL set overflows the automata) and a
+/// plain random set decide as the linear walk does, one by one and
+/// batched, with the same counters. A plain ACL set, which the automata
+/// hold whole, stays in one tier.
+#[test]
+fn tiered_rulesets() {
+    let sets = [
+        (
+            "random 40000 rules seed 5",
+            rulegen::random(40_000, 5, true),
+            true,
+        ),
+        (
+            "random 36000 rules seed 7",
+            rulegen::random(36_000, 7, false),
+            true,
+        ),
+        (
+            "acl 40000 rules seed 6",
+            rulegen::ruleset(Kind::Acl, 40_000, 6, true),
+            true,
+        ),
+        (
+            "acl 40000 rules seed 8",
+            rulegen::ruleset(Kind::Acl, 40_000, 8, false),
+            false,
+        ),
+    ];
+    for (name, rs, tiered) in sets {
+        let parts = same_as_linear(name, &rs, 5, 3000, Budget::default());
+        assert!(parts.head_automata > 0, "{name}: {parts:?}");
+        assert_eq!(
+            parts.head_automata < parts.automata,
+            tiered,
+            "{name}: {parts:?}"
+        );
+    }
+}
+
 /// A leaf may list every rule (70,000 `count` rules that admit every
 /// packet, then one deny): the merged walk visits each once, and the
 /// counters equal the linear walk's.

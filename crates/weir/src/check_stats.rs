@@ -90,6 +90,16 @@ fn render(s: &Stats) -> String {
             "parts:       {} automata, {} bit blocks, {} rules every packet tries (summed over IPv4 and IPv6)",
             parts.automata, parts.blocks, parts.unindexed
         );
+        if parts.head_automata < parts.automata {
+            // Past 32k rules: the first 8,192 rules' automata, then the
+            // rest's for the packets those do not decide.
+            let _ = writeln!(
+                out,
+                "tiers:       {} automata every packet walks, {} only past the first 8192 rules",
+                parts.head_automata,
+                parts.automata - parts.head_automata
+            );
+        }
     }
     let _ = writeln!(out, "build time:  {:.1} ms", s.build_ms);
     let _ = writeln!(
@@ -106,4 +116,46 @@ fn render(s: &Stats) -> String {
         s.generated
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(parts: Parts) -> Stats {
+        Stats {
+            rules: "big.rules".into(),
+            rule_count: 100_000,
+            micro_instructions: 400_000,
+            walk: "trie".into(),
+            parts: Some(parts),
+            build_ms: 1.0,
+            classifier_bytes: 1 << 20,
+            candidates_per_packet: 2.0,
+            ip_packets: 10,
+            generated: 10,
+        }
+    }
+
+    /// A tiered classifier says how many automata every packet walks; a
+    /// one-tier classifier prints no tiers line.
+    #[test]
+    fn tiers_line_only_for_two_tiers() {
+        let two = Parts {
+            automata: 15,
+            head_automata: 4,
+            blocks: 6,
+            unindexed: 0,
+        };
+        let out = render(&stats(two));
+        assert!(
+            out.contains("tiers:       4 automata every packet walks, 11 only past"),
+            "{out}"
+        );
+        let one = Parts {
+            head_automata: 15,
+            ..two
+        };
+        assert!(!render(&stats(one)).contains("tiers:"));
+    }
 }

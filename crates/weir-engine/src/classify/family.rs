@@ -214,12 +214,12 @@ fn widen64(s: &Set<u128>) -> Set<u64> {
     out
 }
 
-/// The rules in up to four groups, by which addresses are specific: a
-/// group's automaton reads its specific addresses first, and wildcards
-/// of one group do not multiply the other groups' states.
-pub fn address_groups(rules: &FamilyRules) -> Vec<Vec<u32>> {
+/// The family rules `members` in up to four groups, by which addresses
+/// are specific: a group's automaton reads its specific addresses first,
+/// and wildcards of one group do not multiply the other groups' states.
+pub fn address_groups(rules: &FamilyRules, members: std::ops::Range<u32>) -> Vec<Vec<u32>> {
     let mut groups = vec![Vec::new(); 4];
-    for r in 0..rules.index.len() as u32 {
+    for r in members {
         groups[usize::from(rules.small_fields(r) & 3)].push(r);
     }
     groups.retain(|g| !g.is_empty());

@@ -20,7 +20,10 @@
 //! packets at once with `walk_batch`: in AVX-512 or AVX2 lanes where the
 //! CPU has them, `lanes.rs`), looks up the bit blocks, and the
 //! evaluator merges the lists in rule order (`TrieWalk`), cut at the
-//! earliest rule that surely ends the walk.
+//! earliest rule that surely ends the walk. A large family is built in
+//! two tiers (`TIER_FROM`): the walk above covers its head, and the tail
+//! is walked and merged for one packet when its evaluation gets past the
+//! head.
 
 use super::automaton::{self, Limits, Store, EMPTY, INDEX, LEAF, SINGLE};
 use super::bitgroup::{BitGroup, BIT_GROUP_RULES};
@@ -29,7 +32,6 @@ use super::fields::{in_mapped, Constraints};
 use super::lanes::{Lanes, Simd};
 use crate::eval::Walk;
 use crate::program::{class, Program};
-use std::cell::Cell;
 use weir_wire::Packet;
 
 /// Most packets walked together by [`TrieClassifier::walk_batch`]: as
@@ -40,6 +42,17 @@ pub const BATCH: usize = 64;
 const SCALAR_BATCH: usize = 16;
 /// Most automata per family (each costs a walk per packet).
 const MAX_AUTOMATA: usize = 12;
+/// A family of more rules than this that the automata cannot hold whole
+/// is built in two tiers: its first `HEAD_RULES` rules in automata of
+/// their own (at most `HEAD_AUTOMATA`) and bit blocks, which every packet
+/// walks, and the rest, which a packet walks only when its evaluation gets
+/// past the head (`TrieWalk`). Most packets of such a ruleset end early
+/// in it (a random 100k-rule set's trace: three in four before rule
+/// 8,192), so they walk a few small automata instead of a dozen large
+/// ones and no bit block of the tail.
+const TIER_FROM: usize = 32 << 10;
+const HEAD_RULES: usize = 8 << 10;
+const HEAD_AUTOMATA: usize = 4;
 /// Build limits of one automaton: item visits and words per rule of its
 /// group, at least the floor and at most the cap. Past them the group is
 /// split (or put in bit blocks): a group that blows up is given up on in
@@ -84,8 +97,11 @@ impl Default for Budget {
 /// families: a rule for either is counted twice).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Parts {
-    /// Automata walked per packet (per family).
+    /// Automata built.
     pub automata: usize,
+    /// Automata every packet walks: a family past `TIER_FROM` rules walks
+    /// the rest only for packets its first rules do not decide.
+    pub head_automata: usize,
     /// Bit blocks of up to 1,024 rules.
     pub blocks: usize,
     /// Rules every packet tries (past the memory budget).
@@ -95,10 +111,15 @@ pub struct Parts {
 /// One address family's parts.
 #[derive(Default)]
 struct Family {
-    /// Each automaton's root (a node or a leaf).
+    /// Each automaton's root (a node or a leaf): the head tier's first.
     roots: Vec<u32>,
-    /// Rules in per-field bitsets.
+    /// Rules in per-field bitsets: the head tier's first.
     blocks: Vec<BitGroup>,
+    /// The head tier's automata and blocks (all of them in one tier).
+    head: usize,
+    head_blocks: usize,
+    /// The tail tier's first rule (program index), or `NO_STOP`.
+    tail_first: u32,
     /// Rules nothing indexes: candidates of every packet (a pool list).
     rest: u32,
 }
@@ -141,35 +162,56 @@ pub struct Scratch {
 /// One packet's candidates: the automata's leaf lists, the bit blocks'
 /// and the unindexed rules (and the state probes), merged as the
 /// evaluator asks, never sorted or copied. Each list keeps a cursor, so
-/// the walk's forward moves cost a step per list.
+/// the walk's forward moves cost a step per list. A tiered family's tail
+/// is walked and merged only when the evaluator gets past the head.
 pub struct TrieWalk<'a> {
-    pool: &'a [u32],
-    cand: &'a [u32],
-    lists: &'a [(u32, u32)],
-    cursors: &'a [Cell<u32>],
+    store: &'a Store,
+    family: &'a Family,
+    key: &'a [u64; FIELDS],
+    /// The packet's automata's leaves (the tail's once walked).
+    at: &'a mut [u32],
+    cand: &'a mut Vec<u32>,
+    lists: &'a mut Vec<(u32, u32)>,
+    cursors: &'a mut Vec<u32>,
     /// No candidate after this rule: it ends every walk that gets there.
     stop: u32,
+    /// The packet has a state: every probe is a candidate, and no leaf
+    /// may cut the walk.
+    state: bool,
+    /// The tail tier's first rule while its candidates are not merged.
+    tail: u32,
     /// The default rule's index, the answer once the lists are spent.
     last: usize,
 }
 
 impl TrieWalk<'_> {
+    /// The first candidate at or after rule `i`, if any.
     #[inline(always)]
-    fn list(&self, (at, len): (u32, u32)) -> &[u32] {
-        if at & CAND != 0 {
-            &self.cand[(at & !CAND) as usize..][..len as usize]
-        } else {
-            &self.pool[at as usize..][..len as usize]
+    fn first_at(&mut self, i: usize) -> Option<u32> {
+        loop {
+            let best = self.scan(i);
+            // Every tail rule comes after the head's: only a walk past
+            // the head needs them (and only if no head rule ends it).
+            if self.tail != NO_STOP && best >= self.tail && self.stop >= self.tail {
+                self.add_tail();
+                continue;
+            }
+            return (best != NO_STOP && best <= self.stop).then_some(best);
         }
     }
 
-    /// The first candidate at or after rule `i`, if any.
+    /// The least candidate at or after rule `i` over the lists merged so
+    /// far, or `NO_STOP`; moves each list's cursor there.
     #[inline(always)]
-    fn first_at(&self, i: usize) -> Option<u32> {
+    fn scan(&mut self, i: usize) -> u32 {
         let mut best = NO_STOP;
-        for (&l, c) in self.lists.iter().zip(self.cursors) {
-            let list = self.list(l);
-            let mut k = c.get() as usize;
+        for (&(at, len), c) in self.lists.iter().zip(self.cursors.iter_mut()) {
+            let list = if at & CAND != 0 {
+                &self.cand[(at & !CAND) as usize..][..len as usize]
+            } else {
+                &self.store.pool[at as usize..][..len as usize]
+            };
+            let mut k = *c as usize;
             if k > 0 && list[k - 1] as usize >= i {
                 // Back (a `return` after a `call`).
                 k = list.partition_point(|&r| (r as usize) < i);
@@ -177,19 +219,92 @@ impl TrieWalk<'_> {
             while list.get(k).is_some_and(|&r| (r as usize) < i) {
                 k += 1;
             }
-            c.set(k as u32);
+            *c = k as u32;
             if let Some(&r) = list.get(k) {
                 best = best.min(r);
             }
         }
-        (best != NO_STOP && best <= self.stop).then_some(best)
+        best
+    }
+
+    /// Walks the tail's automata for this packet (in step, a level each
+    /// per round) and merges their leaves and the tail's blocks.
+    #[cold]
+    fn add_tail(&mut self) {
+        self.tail = NO_STOP;
+        let f = self.family;
+        let tail = &mut self.at[f.head..];
+        tail.copy_from_slice(&f.roots[f.head..]);
+        loop {
+            let mut inner = false;
+            for a in tail.iter_mut().filter(|a| **a & LEAF == 0) {
+                *a = self.store.step(*a, self.key);
+                inner |= *a & LEAF == 0;
+            }
+            if !inner {
+                break;
+            }
+        }
+        let (cand, lists) = (&mut *self.cand, &mut *self.lists);
+        add_leaves(self.store, tail, self.state, &mut self.stop, cand, lists);
+        add_blocks(&f.blocks[f.head_blocks..], self.key, self.stop, cand, lists);
+        self.cursors.resize(lists.len(), 0);
     }
 }
 
 impl Walk for TrieWalk<'_> {
     #[inline(always)]
-    fn next(&self, i: usize) -> usize {
+    fn next(&mut self, i: usize) -> usize {
         self.first_at(i).map_or(self.last, |r| r as usize)
+    }
+}
+
+/// Adds the lists of the leaves `leaves` (the single-rule leaves as one
+/// list) to `lists`, and lowers `stop` to the rule any of them surely ends
+/// the walk at (unless the packet has a state).
+#[inline(always)]
+fn add_leaves(
+    store: &Store,
+    leaves: &[u32],
+    state: bool,
+    stop: &mut u32,
+    cand: &mut Vec<u32>,
+    lists: &mut Vec<(u32, u32)>,
+) {
+    let start = cand.len();
+    for &l in leaves {
+        if l & SINGLE != 0 {
+            cand.push(l & INDEX);
+        } else if l != EMPTY {
+            let list = l & INDEX;
+            lists.push((list + 1, store.pool[list as usize]));
+        }
+        if !state {
+            *stop = (*stop).min(store.stop(l).unwrap_or(NO_STOP));
+        }
+    }
+    if cand.len() > start {
+        cand[start..].sort_unstable();
+        lists.push((CAND | start as u32, (cand.len() - start) as u32));
+    }
+}
+
+/// Adds each block's candidates for `key` as a list. A block whose rules
+/// all come after `stop` cannot decide the packet: no searches for it.
+#[inline(always)]
+fn add_blocks(
+    blocks: &[BitGroup],
+    key: &[u64; FIELDS],
+    stop: u32,
+    cand: &mut Vec<u32>,
+    lists: &mut Vec<(u32, u32)>,
+) {
+    for b in blocks.iter().filter(|b| b.first() <= stop) {
+        let start = cand.len();
+        b.candidates(key, cand);
+        if cand.len() > start {
+            lists.push((CAND | start as u32, (cand.len() - start) as u32));
+        }
     }
 }
 
@@ -201,6 +316,7 @@ fn has_popcnt() -> bool {
 }
 
 /// Work and bytes spent so far.
+#[derive(Clone, Copy)]
 struct Spent {
     work: u64,
     blocks: usize,
@@ -243,17 +359,87 @@ impl TrieClassifier {
         d
     }
 
-    /// One automaton per address group (`address_groups`); a group past
-    /// its limits is split in two by wildness (`split`) and tried again,
-    /// up to `MAX_AUTOMATA` automata. What still does not fit goes into
-    /// bit blocks, in rule order, and past the budget's memory, into the
-    /// rules every packet tries.
+    /// The family's automata and blocks, in one tier; built again in two
+    /// (`TIER_FROM`) when it has more than `TIER_FROM` rules and the
+    /// automata could not hold them whole. Such a set's packets walk a
+    /// dozen automata and search bit blocks; the head spares that to the
+    /// packets its rules decide. A set the automata hold whole stays in
+    /// one tier: a tail walked one packet at a time cost the ClassBench
+    /// 100k sets, whose packets mostly end late, 12–18% of their time.
     fn build_family(&mut self, rules: &FamilyRules, budget: Budget, spent: &mut Spent) -> Family {
-        let mut f = Family::default();
+        let n = rules.index.len() as u32;
+        let (mark, before) = (self.store.mark(), *spent);
+        // Past `TIER_FROM` rules, the one-tier build gives up at the first
+        // group the automata cannot hold.
+        let whole = n as usize > TIER_FROM;
+        if let Some(f) = self.build_tiers(rules, n, whole, budget, spent) {
+            return f;
+        }
+        self.store.reset(mark);
+        *spent = before;
+        let f = self.build_tiers(rules, HEAD_RULES as u32, false, budget, spent);
+        f.expect("a build that may use bit blocks")
+    }
+
+    /// The family's rules before `head` in the head tier, the rest (if
+    /// any) in the tail; None if `whole` and the automata cannot hold
+    /// every rule.
+    fn build_tiers(
+        &mut self,
+        rules: &FamilyRules,
+        head: u32,
+        whole: bool,
+        budget: Budget,
+        spent: &mut Spent,
+    ) -> Option<Family> {
+        let n = rules.index.len() as u32;
+        let mut f = Family {
+            tail_first: NO_STOP,
+            ..Family::default()
+        };
         let mut rest = Vec::new();
-        let mut todo = address_groups(rules);
+        let most = if head < n {
+            HEAD_AUTOMATA
+        } else {
+            MAX_AUTOMATA
+        };
+        let parts = (&mut f, &mut rest);
+        if !self.build_tier(rules, 0..head, most, whole, budget, spent, parts) {
+            return None;
+        }
+        (f.head, f.head_blocks) = (f.roots.len(), f.blocks.len());
+        if head < n {
+            f.tail_first = rules.index[head as usize];
+            let parts = (&mut f, &mut rest);
+            self.build_tier(rules, head..n, MAX_AUTOMATA, false, budget, spent, parts);
+        }
+        rest.sort_unstable();
+        f.rest = self.store.push_list(&rest);
+        Some(f)
+    }
+
+    /// One automaton per address group of the family rules `members`
+    /// (`address_groups`); a group past its limits is split in two by
+    /// wildness (`split`) and tried again, up to `most` automata. What
+    /// still does not fit goes into bit blocks, in rule order, and past
+    /// the budget's memory, into `rest`, the rules every packet tries;
+    /// with `whole`, the build gives up there instead (false).
+    #[allow(clippy::too_many_arguments)]
+    fn build_tier(
+        &mut self,
+        rules: &FamilyRules,
+        members: std::ops::Range<u32>,
+        most: usize,
+        whole: bool,
+        budget: Budget,
+        spent: &mut Spent,
+        (f, rest): (&mut Family, &mut Vec<u32>),
+    ) -> bool {
+        let first = f.roots.len();
+        let mut todo = address_groups(rules, members);
         while let Some(group) = todo.pop() {
-            if f.roots.len() < MAX_AUTOMATA && spent.work < budget.work {
+            let built = f.roots.len() - first;
+            if built < most && spent.work < budget.work {
                 let g = group.len();
                 let limits = Limits {
                     work: (WORK_PER_RULE * g as u64)
@@ -270,10 +456,13 @@ impl TrieClassifier {
                     continue;
                 }
                 self.store.reset(mark);
-                if f.roots.len() + todo.len() + 2 <= MAX_AUTOMATA && g > SPLIT_FROM_RULES {
+                if built + todo.len() + 2 <= most && g > SPLIT_FROM_RULES {
                     todo.extend(split(rules, group));
                     continue;
                 }
+            }
+            if whole {
+                return false;
             }
             for block in group.chunks(BIT_GROUP_RULES) {
                 let bytes = BitGroup::bytes(rules, block);
@@ -285,9 +474,7 @@ impl TrieClassifier {
                 }
             }
         }
-        rest.sort_unstable();
-        f.rest = self.store.push_list(&rest);
-        f
+        true
     }
 
     /// The SIMD walk a batch's walks step in (`Off`: scalar rounds; then
@@ -349,7 +536,7 @@ impl TrieClassifier {
     pub fn candidates(&self, p: &Packet, class: u32, out: &mut Vec<u32>) -> bool {
         let mut s = self.scratch();
         self.walk_batch(std::slice::from_ref(p), &mut s);
-        let Some(w) = self.merge(0, &mut s, class, usize::MAX) else {
+        let Some(mut w) = self.merge(0, &mut s, class, usize::MAX) else {
             return false;
         };
         out.clear();
@@ -381,9 +568,10 @@ impl TrieClassifier {
                 continue;
             };
             (s.family[i], s.keys[i]) = (family, k);
-            let roots = &self.families[usize::from(family)].roots;
-            walks[i] = roots.len() as u8;
-            s.at[i * m..][..roots.len()].copy_from_slice(roots);
+            // The head tier's automata (a tail is walked when needed).
+            let f = &self.families[usize::from(family)];
+            walks[i] = f.head as u8;
+            s.at[i * m..][..f.head].copy_from_slice(&f.roots[..f.head]);
         }
         if let Some(lanes) = self.lanes {
             s.ids.clear();
@@ -473,32 +661,11 @@ impl TrieClassifier {
         lists.clear();
         cand.clear();
         let state = class & class::STATE != 0;
+        let key = &keys[slot];
+        let at = &mut at[slot * *automata..][..f.roots.len()];
         let mut stop = NO_STOP;
-        for &l in &at[slot * *automata..][..f.roots.len()] {
-            if l & SINGLE != 0 {
-                cand.push(l & INDEX);
-            } else if l != EMPTY {
-                let list = l & INDEX;
-                lists.push((list + 1, self.store.pool[list as usize]));
-            }
-            if !state {
-                stop = stop.min(self.store.stop(l).unwrap_or(NO_STOP));
-            }
-        }
-        // The single-rule leaves as one list.
-        if !cand.is_empty() {
-            cand.sort_unstable();
-            lists.push((CAND, cand.len() as u32));
-        }
-        // A block whose rules all come after a rule the leaves know
-        // matches cannot decide the packet: no searches for it.
-        for b in f.blocks.iter().filter(|b| b.first() <= stop) {
-            let start = cand.len();
-            b.candidates(&keys[slot], cand);
-            if cand.len() > start {
-                lists.push((CAND | start as u32, (cand.len() - start) as u32));
-            }
-        }
+        add_leaves(&self.store, &at[..f.head], state, &mut stop, cand, lists);
+        add_blocks(&f.blocks[..f.head_blocks], key, stop, cand, lists);
         for extra in [Some(f.rest), state.then_some(self.state)]
             .into_iter()
             .flatten()
@@ -511,11 +678,16 @@ impl TrieClassifier {
         cursors.clear();
         cursors.resize(lists.len(), 0);
         Some(TrieWalk {
-            pool: &self.store.pool,
+            store: &self.store,
+            family: f,
+            key,
+            at,
             cand,
             lists,
-            cursors: Cell::from_mut(&mut cursors[..]).as_slice_of_cells(),
+            cursors,
             stop,
+            state,
+            tail: f.tail_first,
             last: default_rule,
         })
     }
@@ -537,6 +709,7 @@ impl TrieClassifier {
         };
         Parts {
             automata: sum(|f, _| f.roots.len()),
+            head_automata: sum(|f, _| f.head),
             blocks: sum(|f, _| f.blocks.len()),
             unindexed: sum(|f, s| s.list(f.rest).len()),
         }
