@@ -237,9 +237,9 @@ impl EngineBuilder {
             WalkKind::Auto if program.rules.len() <= CLASSIFY_FROM_RULES => None,
             WalkKind::Auto => Some(Classifier::build(&program, budget)),
             WalkKind::Bits => BitClassifier::build(&program).map(|b| Classifier::Bits(Box::new(b))),
-            WalkKind::Trie => Some(Classifier::Trie(TrieClassifier::build_with(
+            WalkKind::Trie => Some(Classifier::Trie(Box::new(TrieClassifier::build_with(
                 &program, budget,
-            ))),
+            )))),
         };
         if let Some(Classifier::Trie(c)) = &mut classifier {
             c.use_simd(simd);

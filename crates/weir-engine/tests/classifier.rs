@@ -175,8 +175,8 @@ fn random_rulesets_within_the_default_budget() {
 }
 
 /// Past 32k rules, a family the automata cannot hold whole is built in
-/// two tiers, the tail walked only by packets whose walk gets past the
-/// head: random and ACL sets with every feature (skipto, call, count,
+/// tiers, each walked only by packets whose walk gets past the tiers
+/// before: random and ACL sets with every feature (skipto, call, count,
 /// states, tables; the decorated ACL set overflows the automata) and a
 /// plain random set decide as the linear walk does, one by one and
 /// batched, with the same counters. A plain ACL set, which the automata

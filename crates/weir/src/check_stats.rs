@@ -91,8 +91,8 @@ fn render(s: &Stats) -> String {
             parts.automata, parts.blocks, parts.unindexed
         );
         if parts.head_automata < parts.automata {
-            // Past 32k rules: the first 8,192 rules' automata, then the
-            // rest's for the packets those do not decide.
+            // Past 32k rules: the first 8,192 rules' automata, then later
+            // tiers' for the packets those do not decide.
             let _ = writeln!(
                 out,
                 "tiers:       {} automata every packet walks, {} only past the first 8192 rules",

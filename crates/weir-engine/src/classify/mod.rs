@@ -40,9 +40,10 @@ use crate::program::Program;
 pub const BITS_UP_TO_RULES: usize = 1024;
 
 pub enum Classifier {
-    /// Boxed: the bitsets' field tables are large inline structs.
+    /// Boxed, both: the bitsets' field tables are large inline structs,
+    /// and the tries hold two families' parts.
     Bits(Box<BitClassifier>),
-    Trie(TrieClassifier),
+    Trie(Box<TrieClassifier>),
 }
 
 impl Classifier {
@@ -54,7 +55,7 @@ impl Classifier {
             .flatten();
         match bits {
             Some(b) => Classifier::Bits(Box::new(b)),
-            None => Classifier::Trie(TrieClassifier::build_with(prog, budget)),
+            None => Classifier::Trie(Box::new(TrieClassifier::build_with(prog, budget))),
         }
     }
 

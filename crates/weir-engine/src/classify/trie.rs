@@ -21,9 +21,9 @@
 //! CPU has them, `lanes.rs`), looks up the bit blocks, and the
 //! evaluator merges the lists in rule order (`TrieWalk`), cut at the
 //! earliest rule that surely ends the walk. A large family is built in
-//! two tiers (`TIER_FROM`): the walk above covers its head, and the tail
+//! tiers (`TIER_FROM`): the walk above covers its head, and a later tier
 //! is walked and merged for one packet when its evaluation gets past the
-//! head.
+//! tiers before.
 
 use super::automaton::{self, Limits, Store, EMPTY, INDEX, LEAF, SINGLE};
 use super::bitgroup::{BitGroup, BIT_GROUP_RULES};
@@ -43,16 +43,19 @@ const SCALAR_BATCH: usize = 16;
 /// Most automata per family (each costs a walk per packet).
 const MAX_AUTOMATA: usize = 12;
 /// A family of more rules than this that the automata cannot hold whole
-/// is built in two tiers: its first `HEAD_RULES` rules in automata of
-/// their own (at most `HEAD_AUTOMATA`) and bit blocks, which every packet
-/// walks, and the rest, which a packet walks only when its evaluation gets
-/// past the head (`TrieWalk`). Most packets of such a ruleset end early
-/// in it (a random 100k-rule set's trace: three in four before rule
-/// 8,192), so they walk a few small automata instead of a dozen large
-/// ones and no bit block of the tail.
+/// is built in tiers of rules in rule order, each its own automata (at
+/// most `TIERS`' second figure, the last `MAX_AUTOMATA`) and bit blocks:
+/// every packet walks the first, the head, and a later tier only when
+/// its evaluation gets past the tiers before (`TrieWalk`). Most packets
+/// of such a ruleset end early in it (a random 100k-rule set's trace:
+/// three in four before rule 8,192, nine in ten before 16,384), so they
+/// walk a few small automata instead of a dozen large ones.
 const TIER_FROM: usize = 32 << 10;
-const HEAD_RULES: usize = 8 << 10;
-const HEAD_AUTOMATA: usize = 4;
+/// Where each tier but the last ends (family rules), and its automata:
+/// each tier twice the one before, so a packet decided at rule r walks
+/// about log2(r / 8192) + 1 tiers. (Tiers ending at 8k and 24k only:
+/// 4% more instructions on random-100k, 12 MiB less memory.)
+const TIERS: [(u32, usize); 3] = [(8 << 10, 4), (24 << 10, 6), (56 << 10, 8)];
 /// Build limits of one automaton: item visits and words per rule of its
 /// group, at least the floor and at most the cap. Past them the group is
 /// split (or put in bit blocks): a group that blows up is given up on in
@@ -108,6 +111,14 @@ pub struct Parts {
     pub unindexed: usize,
 }
 
+/// One tier of a family: where its automata and blocks end in the
+/// family's, and its first rule (program index).
+struct Tier {
+    roots: usize,
+    blocks: usize,
+    first: u32,
+}
+
 /// One address family's parts.
 #[derive(Default)]
 struct Family {
@@ -115,13 +126,17 @@ struct Family {
     roots: Vec<u32>,
     /// Rules in per-field bitsets: the head tier's first.
     blocks: Vec<BitGroup>,
-    /// The head tier's automata and blocks (all of them in one tier).
-    head: usize,
-    head_blocks: usize,
-    /// The tail tier's first rule (program index), or `NO_STOP`.
-    tail_first: u32,
+    /// The tiers, in rule order (one when the automata hold every rule).
+    tiers: Vec<Tier>,
     /// Rules nothing indexes: candidates of every packet (a pool list).
     rest: u32,
+}
+
+impl Family {
+    /// The head tier's automata and blocks: what every packet walks.
+    fn head(&self) -> (usize, usize) {
+        self.tiers.first().map_or((0, 0), |t| (t.roots, t.blocks))
+    }
 }
 
 pub struct TrieClassifier {
@@ -162,13 +177,13 @@ pub struct Scratch {
 /// One packet's candidates: the automata's leaf lists, the bit blocks'
 /// and the unindexed rules (and the state probes), merged as the
 /// evaluator asks, never sorted or copied. Each list keeps a cursor, so
-/// the walk's forward moves cost a step per list. A tiered family's tail
-/// is walked and merged only when the evaluator gets past the head.
+/// the walk's forward moves cost a step per list. A tiered family's later
+/// tiers are walked and merged only when the evaluator gets to them.
 pub struct TrieWalk<'a> {
     store: &'a Store,
     family: &'a Family,
     key: &'a [u64; FIELDS],
-    /// The packet's automata's leaves (the tail's once walked).
+    /// The packet's automata's leaves (a later tier's once walked).
     at: &'a mut [u32],
     cand: &'a mut Vec<u32>,
     lists: &'a mut Vec<(u32, u32)>,
@@ -178,8 +193,8 @@ pub struct TrieWalk<'a> {
     /// The packet has a state: every probe is a candidate, and no leaf
     /// may cut the walk.
     state: bool,
-    /// The tail tier's first rule while its candidates are not merged.
-    tail: u32,
+    /// The next tier to walk and merge, if the walk gets to its rules.
+    tier: usize,
     /// The default rule's index, the answer once the lists are spent.
     last: usize,
 }
@@ -190,13 +205,12 @@ impl TrieWalk<'_> {
     fn first_at(&mut self, i: usize) -> Option<u32> {
         loop {
             let best = self.scan(i);
-            // Every tail rule comes after the head's: only a walk past
-            // the head needs them (and only if no head rule ends it).
-            if self.tail != NO_STOP && best >= self.tail && self.stop >= self.tail {
-                self.add_tail();
-                continue;
+            // A tier's rules come after the tiers' before it: only a walk
+            // past those needs them (and only if none of theirs ends it).
+            match self.family.tiers.get(self.tier) {
+                Some(t) if best >= t.first && self.stop >= t.first => self.add_tier(),
+                _ => return (best != NO_STOP && best <= self.stop).then_some(best),
             }
-            return (best != NO_STOP && best <= self.stop).then_some(best);
         }
     }
 
@@ -227,17 +241,18 @@ impl TrieWalk<'_> {
         best
     }
 
-    /// Walks the tail's automata for this packet (in step, a level each
-    /// per round) and merges their leaves and the tail's blocks.
+    /// Walks the next tier's automata for this packet (in step, a level
+    /// each per round) and merges their leaves and the tier's blocks.
     #[cold]
-    fn add_tail(&mut self) {
-        self.tail = NO_STOP;
+    fn add_tier(&mut self) {
         let f = self.family;
-        let tail = &mut self.at[f.head..];
-        tail.copy_from_slice(&f.roots[f.head..]);
+        let (before, t) = (&f.tiers[self.tier - 1], &f.tiers[self.tier]);
+        self.tier += 1;
+        let leaves = &mut self.at[before.roots..t.roots];
+        leaves.copy_from_slice(&f.roots[before.roots..t.roots]);
         loop {
             let mut inner = false;
-            for a in tail.iter_mut().filter(|a| **a & LEAF == 0) {
+            for a in leaves.iter_mut().filter(|a| **a & LEAF == 0) {
                 *a = self.store.step(*a, self.key);
                 inner |= *a & LEAF == 0;
             }
@@ -246,8 +261,9 @@ impl TrieWalk<'_> {
             }
         }
         let (cand, lists) = (&mut *self.cand, &mut *self.lists);
-        add_leaves(self.store, tail, self.state, &mut self.stop, cand, lists);
-        add_blocks(&f.blocks[f.head_blocks..], self.key, self.stop, cand, lists);
+        add_leaves(self.store, leaves, self.state, &mut self.stop, cand, lists);
+        let blocks = &f.blocks[before.blocks..t.blocks];
+        add_blocks(blocks, self.key, self.stop, cand, lists);
         self.cursors.resize(lists.len(), 0);
     }
 }
@@ -359,8 +375,8 @@ impl TrieClassifier {
         d
     }
 
-    /// The family's automata and blocks, in one tier; built again in two
-    /// (`TIER_FROM`) when it has more than `TIER_FROM` rules and the
+    /// The family's automata and blocks, in one tier; built again in
+    /// tiers (`TIER_FROM`) when it has more than `TIER_FROM` rules and the
     /// automata could not hold them whole. Such a set's packets walk a
     /// dozen automata and search bit blocks; the head spares that to the
     /// packets its rules decide. A set the automata hold whole stays in
@@ -372,46 +388,44 @@ impl TrieClassifier {
         // Past `TIER_FROM` rules, the one-tier build gives up at the first
         // group the automata cannot hold.
         let whole = n as usize > TIER_FROM;
-        if let Some(f) = self.build_tiers(rules, n, whole, budget, spent) {
+        if let Some(f) = self.build_tiers(rules, &[], whole, budget, spent) {
             return f;
         }
         self.store.reset(mark);
         *spent = before;
-        let f = self.build_tiers(rules, HEAD_RULES as u32, false, budget, spent);
+        let ends: Vec<(u32, usize)> = TIERS.into_iter().filter(|&(end, _)| end < n).collect();
+        let f = self.build_tiers(rules, &ends, false, budget, spent);
         f.expect("a build that may use bit blocks")
     }
 
-    /// The family's rules before `head` in the head tier, the rest (if
-    /// any) in the tail; None if `whole` and the automata cannot hold
-    /// every rule.
+    /// The family's rules in tiers: each of `ends` ends one (with its
+    /// most automata), the last holds the rest; None if `whole` and the
+    /// automata cannot hold every rule.
     fn build_tiers(
         &mut self,
         rules: &FamilyRules,
-        head: u32,
+        ends: &[(u32, usize)],
         whole: bool,
         budget: Budget,
         spent: &mut Spent,
     ) -> Option<Family> {
         let n = rules.index.len() as u32;
-        let mut f = Family {
-            tail_first: NO_STOP,
-            ..Family::default()
-        };
+        let mut f = Family::default();
         let mut rest = Vec::new();
-        let most = if head < n {
-            HEAD_AUTOMATA
-        } else {
-            MAX_AUTOMATA
-        };
-        let parts = (&mut f, &mut rest);
-        if !self.build_tier(rules, 0..head, most, whole, budget, spent, parts) {
-            return None;
-        }
-        (f.head, f.head_blocks) = (f.roots.len(), f.blocks.len());
-        if head < n {
-            f.tail_first = rules.index[head as usize];
+        let mut start = 0;
+        for &(end, most) in ends.iter().chain([&(n, MAX_AUTOMATA)]) {
+            let first = rules.index.get(start as usize).copied().unwrap_or(NO_STOP);
             let parts = (&mut f, &mut rest);
-            self.build_tier(rules, head..n, MAX_AUTOMATA, false, budget, spent, parts);
+            if !self.build_tier(rules, start..end, most, whole, budget, spent, parts) {
+                return None;
+            }
+            let (roots, blocks) = (f.roots.len(), f.blocks.len());
+            f.tiers.push(Tier {
+                roots,
+                blocks,
+                first,
+            });
+            start = end;
         }
         rest.sort_unstable();
         f.rest = self.store.push_list(&rest);
@@ -568,10 +582,11 @@ impl TrieClassifier {
                 continue;
             };
             (s.family[i], s.keys[i]) = (family, k);
-            // The head tier's automata (a tail is walked when needed).
+            // The head tier's automata (later tiers are walked when needed).
             let f = &self.families[usize::from(family)];
-            walks[i] = f.head as u8;
-            s.at[i * m..][..f.head].copy_from_slice(&f.roots[..f.head]);
+            let (head, _) = f.head();
+            walks[i] = head as u8;
+            s.at[i * m..][..head].copy_from_slice(&f.roots[..head]);
         }
         if let Some(lanes) = self.lanes {
             s.ids.clear();
@@ -664,8 +679,9 @@ impl TrieClassifier {
         let key = &keys[slot];
         let at = &mut at[slot * *automata..][..f.roots.len()];
         let mut stop = NO_STOP;
-        add_leaves(&self.store, &at[..f.head], state, &mut stop, cand, lists);
-        add_blocks(&f.blocks[..f.head_blocks], key, stop, cand, lists);
+        let (head, head_blocks) = f.head();
+        add_leaves(&self.store, &at[..head], state, &mut stop, cand, lists);
+        add_blocks(&f.blocks[..head_blocks], key, stop, cand, lists);
         for extra in [Some(f.rest), state.then_some(self.state)]
             .into_iter()
             .flatten()
@@ -687,7 +703,7 @@ impl TrieClassifier {
             cursors,
             stop,
             state,
-            tail: f.tail_first,
+            tier: 1,
             last: default_rule,
         })
     }
@@ -709,7 +725,7 @@ impl TrieClassifier {
         };
         Parts {
             automata: sum(|f, _| f.roots.len()),
-            head_automata: sum(|f, _| f.head),
+            head_automata: sum(|f, _| f.head().0),
             blocks: sum(|f, _| f.blocks.len()),
             unindexed: sum(|f, s| s.list(f.rest).len()),
         }
