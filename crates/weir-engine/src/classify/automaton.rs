@@ -136,6 +136,14 @@ impl Store {
         self.pool.truncate(pool);
     }
 
+    /// Returns the memory past what is held to the allocator (after a
+    /// family's one-tier build is given up: its store is as large as a
+    /// whole build's).
+    pub fn shrink(&mut self) {
+        self.nodes.shrink_to_fit();
+        self.pool.shrink_to_fit();
+    }
+
     pub fn mark(&self) -> (usize, usize) {
         (self.nodes.len(), self.pool.len())
     }

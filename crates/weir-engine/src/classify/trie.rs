@@ -392,6 +392,7 @@ impl TrieClassifier {
             return f;
         }
         self.store.reset(mark);
+        self.store.shrink();
         *spent = before;
         let ends: Vec<(u32, usize)> = TIERS.into_iter().filter(|&(end, _)| end < n).collect();
         let f = self.build_tiers(rules, &ends, false, budget, spent);
