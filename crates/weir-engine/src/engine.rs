@@ -870,46 +870,28 @@ impl Walker<'_, '_> {
                     return (first, verdict);
                 }
                 let mut walk = CandidateBits(bits);
-                evaluate::<D, O, _>(
+                return evaluate::<D, O, _>(
                     program, env, &mut walk, p, class, state, ctx, counters, log, obs,
-                )
+                );
             }
             (Some(Classifier::Trie(c)), Candidates::Trie(s)) => {
                 let slot = self.slot.unwrap_or_else(|| {
                     c.walk_batch(std::slice::from_ref(p), s);
                     0
                 });
-                match c.merge(slot, s, class, program.default_index()) {
-                    Some(mut walk) => evaluate::<D, O, _>(
+                // None: the packet walks every rule (below).
+                if let Some(mut walk) = c.merge(slot, s, class, program.default_index()) {
+                    return evaluate::<D, O, _>(
                         program, env, &mut walk, p, class, state, ctx, counters, log, obs,
-                    ),
-                    None => evaluate::<D, O, _>(
-                        program,
-                        env,
-                        &mut Linear,
-                        p,
-                        class,
-                        state,
-                        ctx,
-                        counters,
-                        log,
-                        obs,
-                    ),
+                    );
                 }
             }
-            _ => evaluate::<D, O, _>(
-                program,
-                env,
-                &mut Linear,
-                p,
-                class,
-                state,
-                ctx,
-                counters,
-                log,
-                obs,
-            ),
+            _ => {}
         }
+        let mut walk = Linear;
+        evaluate::<D, O, _>(
+            program, env, &mut walk, p, class, state, ctx, counters, log, obs,
+        )
     }
 }
 
