@@ -148,7 +148,8 @@ pub struct TrieClassifier {
     state: u32,
     /// The walk in SIMD lanes, where the CPU has one.
     lanes: Option<Lanes>,
-    /// The CPU has POPCNT, for the scalar rounds.
+    /// The CPU has POPCNT, for the scalar rounds (x86-64 only).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     popcnt: bool,
 }
 
@@ -250,16 +251,7 @@ impl TrieWalk<'_> {
         self.tier += 1;
         let leaves = &mut self.at[before.roots..t.roots];
         leaves.copy_from_slice(&f.roots[before.roots..t.roots]);
-        loop {
-            let mut inner = false;
-            for a in leaves.iter_mut().filter(|a| **a & LEAF == 0) {
-                *a = self.store.step(*a, self.key);
-                inner |= *a & LEAF == 0;
-            }
-            if !inner {
-                break;
-            }
-        }
+        while step_round(self.store, leaves, self.key) {}
         let (cand, lists) = (&mut *self.cand, &mut *self.lists);
         add_leaves(self.store, leaves, self.state, &mut self.stop, cand, lists);
         let blocks = &f.blocks[before.blocks..t.blocks];
@@ -273,6 +265,18 @@ impl Walk for TrieWalk<'_> {
     fn next(&mut self, i: usize) -> usize {
         self.first_at(i).map_or(self.last, |r| r as usize)
     }
+}
+
+/// Steps each of one key's walks `at` not yet at a leaf one level; true
+/// while some are still inside their automata.
+#[inline(always)]
+fn step_round(store: &Store, at: &mut [u32], key: &[u64; FIELDS]) -> bool {
+    let mut inner = false;
+    for a in at.iter_mut().filter(|a| **a & LEAF == 0) {
+        *a = store.step(*a, key);
+        inner |= *a & LEAF == 0;
+    }
+    inner
 }
 
 /// Adds the lists of the leaves `leaves` (the single-rule leaves as one
@@ -635,13 +639,11 @@ impl TrieClassifier {
         loop {
             let mut inner = false;
             for (i, &n) in walks.iter().enumerate() {
-                let key = &s.keys[i];
-                for a in &mut s.at[i * m..][..usize::from(n)] {
-                    if *a & LEAF == 0 {
-                        *a = self.store.step(*a, key);
-                        inner |= *a & LEAF == 0;
-                    }
-                }
+                inner |= step_round(
+                    &self.store,
+                    &mut s.at[i * m..][..usize::from(n)],
+                    &s.keys[i],
+                );
             }
             if !inner {
                 break;
