@@ -66,6 +66,13 @@ const MAX_WORK: u64 = 8 << 20;
 const WORDS_PER_RULE: usize = 512;
 const FLOOR_WORDS: usize = 64 << 10;
 const MAX_WORDS: usize = 8 << 20;
+/// Past this many rules, a group's work cap shrinks as 1/size. The
+/// automata hold such a group only when its rules share few address
+/// ranges, and then cheaply (at most 66 visits a rule in the ClassBench
+/// 100k sets); one that does not fit grows without bound, and each of its
+/// visits up to the cap is lost (two such attempts cost 340 ms of those
+/// sets' 0.7–1.1 s builds). BENCHMARKS.md, "Giving up sooner".
+const BIG_GROUP_RULES: u64 = 20 << 10;
 /// A failed group of at most this many rules goes into bit blocks, not
 /// into two more automata.
 const SPLIT_FROM_RULES: usize = 256;
@@ -328,6 +335,16 @@ fn add_blocks(
     }
 }
 
+/// The work one attempt at an automaton for a group of `g` rules may
+/// spend (`WORK_PER_RULE`, `BIG_GROUP_RULES`).
+fn group_work(g: usize) -> u64 {
+    let g = g as u64;
+    let cap = MAX_WORK * BIG_GROUP_RULES / g.max(BIG_GROUP_RULES);
+    WORK_PER_RULE
+        .saturating_mul(g)
+        .clamp(FLOOR_WORK, cap.max(FLOOR_WORK))
+}
+
 fn has_popcnt() -> bool {
     #[cfg(target_arch = "x86_64")]
     return std::arch::is_x86_feature_detected!("popcnt");
@@ -335,11 +352,13 @@ fn has_popcnt() -> bool {
     false
 }
 
-/// Work and bytes spent so far.
-#[derive(Clone, Copy)]
+/// Work and bytes spent so far, and the automata builds' working
+/// vectors, handed from one build to the next.
+#[derive(Default)]
 struct Spent {
     work: u64,
     blocks: usize,
+    spare: automaton::Spare,
 }
 
 impl TrieClassifier {
@@ -372,7 +391,7 @@ impl TrieClassifier {
         // kept through the automata's builds.
         let families = [false, true].map(|v6| FamilyRules::new(prog, &constraints, &jumped, v6));
         drop(constraints);
-        let mut spent = Spent { work: 0, blocks: 0 };
+        let mut spent = Spent::default();
         for (f, rules) in families.iter().enumerate() {
             d.families[f] = d.build_family(rules, budget, &mut spent);
         }
@@ -388,16 +407,19 @@ impl TrieClassifier {
     /// 100k sets, whose packets mostly end late, 12–18% of their time.
     fn build_family(&mut self, rules: &FamilyRules, budget: Budget, spent: &mut Spent) -> Family {
         let n = rules.index.len() as u32;
-        let (mark, before) = (self.store.mark(), *spent);
+        let (mark, before) = (self.store.mark(), (spent.work, spent.blocks));
         // Past `TIER_FROM` rules, the one-tier build gives up at the first
         // group the automata cannot hold.
         let whole = n as usize > TIER_FROM;
         if let Some(f) = self.build_tiers(rules, &[], whole, budget, spent) {
             return f;
         }
+        // The given-up build's memory goes back: the store's, and the
+        // working vectors its largest automaton grew.
         self.store.reset(mark);
         self.store.shrink();
-        *spent = before;
+        spent.spare = automaton::Spare::default();
+        (spent.work, spent.blocks) = before;
         let ends: Vec<(u32, usize)> = TIERS.into_iter().filter(|&(end, _)| end < n).collect();
         let f = self.build_tiers(rules, &ends, false, budget, spent);
         f.expect("a build that may use bit blocks")
@@ -461,14 +483,13 @@ impl TrieClassifier {
             if built < most && spent.work < budget.work {
                 let g = group.len();
                 let limits = Limits {
-                    work: (WORK_PER_RULE * g as u64)
-                        .clamp(FLOOR_WORK, MAX_WORK)
-                        .min(budget.work - spent.work),
+                    work: group_work(g).min(budget.work - spent.work),
                     words: (WORDS_PER_RULE * g).clamp(FLOOR_WORDS, MAX_WORDS),
                     store_words: budget.bytes.saturating_sub(spent.blocks) / 4,
                 };
                 let mark = self.store.mark();
-                let (root, work) = automaton::build(rules, &group, &mut self.store, limits);
+                let (root, work) =
+                    automaton::build(rules, &group, &mut self.store, limits, &mut spent.spare);
                 spent.work += work;
                 if let Some(root) = root {
                     f.roots.push(root);
@@ -756,6 +777,62 @@ mod tests {
             dst_port,
             has_ports: true,
             ..Packet::default()
+        }
+    }
+
+    /// A big group's attempt may spend less the bigger it is; up to
+    /// `BIG_GROUP_RULES`, as much as before (the same automata).
+    #[test]
+    fn big_groups_give_up_sooner() {
+        assert_eq!(group_work(10), FLOOR_WORK);
+        assert_eq!(group_work(4096), WORK_PER_RULE * 4096);
+        assert_eq!(group_work(BIG_GROUP_RULES as usize), MAX_WORK);
+        let sizes = [20_000, 25_000, 40_000, 77_217, 500_000];
+        for pair in sizes.windows(2) {
+            assert!(group_work(pair[1]) < group_work(pair[0]), "{pair:?}");
+        }
+        assert_eq!(group_work(2 * BIG_GROUP_RULES as usize), MAX_WORK / 2);
+        assert_eq!(group_work(usize::MAX >> 8), FLOOR_WORK);
+    }
+
+    /// An automaton built with the working vectors an earlier build handed
+    /// on (its memo of another group's states among them) is the one a
+    /// fresh build makes.
+    #[test]
+    fn handed_on_vectors_build_the_same_automata() {
+        let mut text = String::new();
+        for i in 0..600u32 {
+            let (a, b, port) = (i.wrapping_mul(2_654_435_761), i.wrapping_mul(40_503), i * 7);
+            let (a, b) = (std::net::Ipv4Addr::from(a), std::net::Ipv4Addr::from(b));
+            text += &match i % 3 {
+                0 => format!("allow tcp from {a}/24 to {b}/16 {port}\n"),
+                1 => format!("deny udp from any to {b}/20 {port}-{}\n", port + 9),
+                _ => format!("count ip from {a}/12 to any\n"),
+            };
+        }
+        let prog = program(&text);
+        let constraints: Vec<Constraints> = (prog.rules.iter())
+            .map(|r| Constraints::of(&prog, prog.rule_insns(r)))
+            .collect();
+        let jumped = jumped_over(&prog);
+        let rules = FamilyRules::new(&prog, &constraints, &jumped, false);
+        let groups = address_groups(&rules, 0..rules.index.len() as u32);
+        assert!(groups.len() >= 2, "{} groups", groups.len());
+        let limits = Limits {
+            work: u64::MAX,
+            words: usize::MAX,
+            store_words: usize::MAX,
+        };
+        let mut spare = automaton::Spare::default();
+        for group in groups.iter().chain(&groups) {
+            let (mut handed_on, mut fresh) = (Store::default(), Store::default());
+            let (root, _) = automaton::build(&rules, group, &mut handed_on, limits, &mut spare);
+            let own = &mut automaton::Spare::default();
+            let (fresh_root, _) = automaton::build(&rules, group, &mut fresh, limits, own);
+            assert!(root.is_some());
+            assert_eq!(root, fresh_root);
+            assert_eq!(handed_on.nodes, fresh.nodes);
+            assert_eq!(handed_on.pool, fresh.pool);
         }
     }
 
