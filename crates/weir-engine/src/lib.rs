@@ -17,6 +17,7 @@ mod explain_text;
 mod log;
 mod opcodes;
 mod ops;
+mod prefetch;
 mod program;
 mod state;
 mod tables;

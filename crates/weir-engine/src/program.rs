@@ -184,37 +184,17 @@ pub enum Verdict {
 
 /// One compiled rule.
 #[derive(Clone, Debug)]
+// C layout, each rule at a cache line's start, with what the evaluator
+// reads of every rule it tries first: those fields share one line (Rust's
+// own layout put them at bytes 144-160 of 184), the line the engine
+// prefetches for a batch's packets (BENCHMARKS.md, "One cache line a rule
+// tried").
+#[repr(C, align(64))]
 pub struct Rule {
-    pub number: u16,
-    /// The rule's set (0..=31).
-    pub set: u8,
-    pub action: RuleAction,
-    /// What the evaluator does with it.
-    pub act: Act,
-    /// The common actions' short way (see [`Quick`]); set by
-    /// [`Rule::settle`].
-    pub quick: Quick,
-    /// `prob P`: matches only when a draw is below this (P × 2^32).
-    pub prob: Option<u32>,
-    /// `tag N`, `untag N`: done when the action runs.
-    pub tag: TagChange,
-    /// The state name this rule probes or makes (index into
-    /// `Program::state_names`; [`ANY_STATE`] for `check-state :any`).
-    pub state_name: u8,
-    /// `defer-action`: matched directly, it makes its state and the walk
-    /// goes on; the action runs for the state's later packets.
-    pub defer: bool,
-    /// `log`: Some(limit) with `u32::MAX` for no `logamount`.
-    pub log_limit: Option<u32>,
-    /// This rule's instructions: `insns[start..end]`.
-    pub start: u32,
-    pub end: u32,
-    /// Target index of `skipto`/`call`: the first rule numbered ≥ the target.
-    pub jump: u32,
     /// Header checks hoisted out of the instructions (pf-style): the
-    /// protocol the rule requires, if any, and the packet-class bits
-    /// ([`class`]) it requires: `class & class_mask == class_bits`.
-    pub proto: Option<u8>,
+    /// packet-class bits ([`class`]) the rule requires,
+    /// `class & class_mask == class_bits`, and the protocol it requires,
+    /// if any (`proto`).
     pub class_mask: u32,
     pub class_bits: u32,
     /// pf's skip steps: the next rule whose protocol (class) requirement
@@ -222,14 +202,41 @@ pub struct Rule {
     /// rule before that one in the same way, so the walk jumps there.
     pub skip_proto: u32,
     pub skip_class: u32,
+    /// This rule's instructions: `insns[start..end]`.
+    pub start: u32,
+    pub end: u32,
+    /// `prob P`: matches only when a draw is below this (P × 2^32).
+    pub prob: Option<u32>,
+    pub proto: Option<u8>,
     /// `check-state`, `keep-state`, `limit`: the rule probes the dynamic
     /// state table when the walk reaches it. A packet of a known flow
     /// (class bit [`class::STATE`]) takes its state's action at the first
     /// probe rule it reaches, whatever the rule's own conditions say, so
     /// for such packets every probe rule must stay a candidate.
     pub probe: bool,
+    /// The common actions' short way (see [`Quick`]); set by
+    /// [`Rule::settle`].
+    pub quick: Quick,
+    /// What the evaluator does with it.
+    pub act: Act,
+    /// The state name this rule probes or makes (index into
+    /// `Program::state_names`; [`ANY_STATE`] for `check-state :any`).
+    pub state_name: u8,
+    /// `defer-action`: matched directly, it makes its state and the walk
+    /// goes on; the action runs for the state's later packets.
+    pub defer: bool,
     /// The state this rule makes when it matches.
     pub state_op: StateOp,
+    /// Target index of `skipto`/`call`: the first rule numbered ≥ the target.
+    pub jump: u32,
+    /// `log`: Some(limit) with `u32::MAX` for no `logamount`.
+    pub log_limit: Option<u32>,
+    /// `tag N`, `untag N`: done when the action runs.
+    pub tag: TagChange,
+    pub number: u16,
+    /// The rule's set (0..=31).
+    pub set: u8,
+    pub action: RuleAction,
     /// Canonical text (as `ipfw show` prints after the counters).
     pub text: String,
     /// The action that decides, as verdict files and logs show it
@@ -890,5 +897,22 @@ impl Program {
         };
         let or = if ins.flags & F_OR != 0 { " or" } else { "" };
         format!("{not}{text}{or}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{align_of, offset_of, size_of};
+
+    /// What the evaluator reads of every rule it tries (the header checks,
+    /// skip steps, instructions' range, `prob`, the quick action, the
+    /// state fields) lies in the rule's first cache line.
+    #[test]
+    fn a_tried_rule_is_one_cache_line() {
+        assert_eq!(align_of::<Rule>(), 64);
+        // `state_op` is the last of them (the fields are in C order).
+        let end = offset_of!(Rule, state_op) + size_of::<StateOp>();
+        assert!(end <= 64, "the evaluator's fields end at byte {end}");
     }
 }
