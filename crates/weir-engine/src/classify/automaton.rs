@@ -184,14 +184,37 @@ pub fn build(
 /// build). Dropped when the classifier is built.
 #[derive(Default)]
 pub struct Spare {
+    /// The items of the states being built, each a range, pushed as the
+    /// walk goes down and cut back as it returns: no list of its own per
+    /// state.
     stack: Vec<Item>,
+    /// Built states, their items copied once into `memo_items`.
     memo: HashTable<Memo>,
     memo_items: Vec<u32>,
+    /// The state being looked up, encoded.
     key: Vec<u32>,
+    /// Per item of the state being split: its first and last segment.
     spans: Vec<(u32, u32)>,
+    /// The states being built's segment starts, children's item ranges
+    /// and children, each pushed as the walk goes down and cut back as it
+    /// returns, like `stack`: no vectors of their own per state.
     cuts: Vec<u32>,
     ranges: Vec<(usize, usize)>,
     kids: Vec<u32>,
+}
+
+impl Spare {
+    /// Empties every vector, keeping its memory.
+    fn clear(&mut self) {
+        self.stack.clear();
+        self.memo.clear();
+        self.memo_items.clear();
+        self.key.clear();
+        self.spans.clear();
+        self.cuts.clear();
+        self.ranges.clear();
+        self.kids.clear();
+    }
 }
 
 /// One level: which key field, and which bits of it (`(key >> shift) & mask`).
@@ -246,29 +269,14 @@ struct Builder<'a> {
     exps: Vec<Expansion>,
     /// Each expansion's `after`, apart: read for every item visited.
     after: Vec<u64>,
-    /// The items of the states being built, each a range, pushed as the
-    /// walk goes down and cut back as it returns: no list of its own per
-    /// state.
-    stack: Vec<Item>,
-    /// Built states, their items copied once into `memo_items`.
-    memo: HashTable<Memo>,
-    memo_items: Vec<u32>,
-    /// The state being looked up, encoded.
-    key: Vec<u32>,
+    /// The working vectors, handed on from the build before.
+    v: Spare,
     hasher: ahash::RandomState,
     /// A bit per segment start of the level being split (all clear
     /// between splits), and per word of it, the starts before it: a
     /// value's segment is a rank.
     marks: Vec<u64>,
     ranks: Vec<u32>,
-    /// Per item of the state being split: its first and last segment.
-    spans: Vec<(u32, u32)>,
-    /// The states being built's segment starts, children's item ranges
-    /// and children, each pushed as the walk goes down and cut back as it
-    /// returns, like `stack`: no vectors of their own per state.
-    cuts: Vec<u32>,
-    ranges: Vec<(usize, usize)>,
-    kids: Vec<u32>,
     /// A leaf's rules, as it is made.
     leaf_rules: Vec<u32>,
     words: usize,
@@ -339,20 +347,13 @@ impl<'a> Builder<'a> {
             rem,
             after: exps.iter().map(|x| x.after).collect(),
             exps,
-            stack: emptied(&mut spare.stack),
-            memo: {
-                spare.memo.clear();
-                std::mem::take(&mut spare.memo)
+            v: {
+                spare.clear();
+                std::mem::take(spare)
             },
-            memo_items: emptied(&mut spare.memo_items),
-            key: emptied(&mut spare.key),
             hasher: ahash::RandomState::new(),
             marks: vec![0; words],
             ranks: vec![0; words],
-            spans: emptied(&mut spare.spans),
-            cuts: emptied(&mut spare.cuts),
-            ranges: emptied(&mut spare.ranges),
-            kids: emptied(&mut spare.kids),
             leaf_rules: Vec::new(),
             words: 0,
             work: 0,
@@ -363,26 +364,17 @@ impl<'a> Builder<'a> {
     fn run(&mut self) -> (Option<u32>, u64) {
         let first = self.levels[0].field as usize;
         let exps = &self.exps;
-        self.stack.extend((0..exps.len() as u32).map(|e| {
+        self.v.stack.extend((0..exps.len() as u32).map(|e| {
             let (lo, hi) = exps[e as usize].iv[first];
             Item { e, lo, hi }
         }));
-        let root = self.state(0, 0, self.stack.len());
+        let root = self.state(0, 0, self.v.stack.len());
         (root, self.work)
     }
 
     /// Hands the working vectors on to the next build.
     fn give_back(self, spare: &mut Spare) {
-        *spare = Spare {
-            stack: self.stack,
-            memo: self.memo,
-            memo_items: self.memo_items,
-            key: self.key,
-            spans: self.spans,
-            cuts: self.cuts,
-            ranges: self.ranges,
-            kids: self.kids,
-        };
+        *spare = self.v;
     }
 
     /// Whether item `it` at level `l` admits every key from here on.
@@ -402,26 +394,26 @@ impl<'a> Builder<'a> {
     /// before reading level `l`. Leaves the stacks as it found them.
     fn state(&mut self, l: usize, start: usize, len: usize) -> Option<u32> {
         let bases = (
-            self.stack.len(),
-            self.cuts.len(),
-            self.ranges.len(),
-            self.kids.len(),
+            self.v.stack.len(),
+            self.v.cuts.len(),
+            self.v.ranges.len(),
+            self.v.kids.len(),
         );
         let made = self.state_on(l, start, len);
-        self.stack.truncate(bases.0);
-        self.cuts.truncate(bases.1);
-        self.ranges.truncate(bases.2);
-        self.kids.truncate(bases.3);
+        self.v.stack.truncate(bases.0);
+        self.v.cuts.truncate(bases.1);
+        self.v.ranges.truncate(bases.2);
+        self.v.kids.truncate(bases.3);
         made
     }
 
     fn state_on(&mut self, mut l: usize, mut start: usize, mut len: usize) -> Option<u32> {
         let cuts = loop {
-            let items = &self.stack[start..][..len];
+            let items = &self.v.stack[start..][..len];
             if let Some(k) = items.iter().position(|it| self.ends(l, it)) {
                 len = k + 1;
             }
-            let items = &self.stack[start..][..len];
+            let items = &self.v.stack[start..][..len];
             if items.is_empty() {
                 return Some(EMPTY);
             }
@@ -438,50 +430,50 @@ impl<'a> Builder<'a> {
             }
             // Every item admits every value here: skip the level.
             let child = self.children(l, start, len, cuts);
-            (start, len) = self.ranges[child];
+            (start, len) = self.v.ranges[child];
             l += 1;
         };
-        let mut key = std::mem::take(&mut self.key);
+        let mut key = std::mem::take(&mut self.v.key);
         key.clear();
         self.encode(l, start, len, &mut key);
         let hash = self.hasher.hash_one((l, &key));
-        let memo_items = &self.memo_items;
+        let memo_items = &self.v.memo_items;
         let same = |m: &Memo| {
             usize::from(m.level) == l
                 && m.len as usize == key.len()
                 && memo_items[m.start as usize..][..key.len()] == key[..]
         };
-        let found = self.memo.find(hash, same).map(|m| m.node);
-        self.key = key;
+        let found = self.v.memo.find(hash, same).map(|m| m.node);
+        self.v.key = key;
         if let Some(node) = found {
             self.clear_marks(l);
             return Some(node);
         }
         let (cuts_at, segments) = cuts;
         let ranges_at = self.children(l, start, len, cuts);
-        let kids_at = self.kids.len();
+        let kids_at = self.v.kids.len();
         for k in 0..segments {
-            let (child_start, child_len) = self.ranges[ranges_at + k];
+            let (child_start, child_len) = self.v.ranges[ranges_at + k];
             let kid = if child_len == 0 {
                 EMPTY
             } else {
                 self.state(l + 1, child_start, child_len)?
             };
-            self.kids.push(kid);
+            self.v.kids.push(kid);
         }
         // Neighbouring segments with one child are one segment: compacted
         // in place, the segment starts in `cuts`, their children in `kids`.
         let mut n = 0;
         for k in 0..segments {
-            let kid = self.kids[kids_at + k];
-            if n == 0 || self.kids[kids_at + n - 1] != kid {
-                self.cuts[cuts_at + n] = self.cuts[cuts_at + k];
-                self.kids[kids_at + n] = kid;
+            let kid = self.v.kids[kids_at + k];
+            if n == 0 || self.v.kids[kids_at + n - 1] != kid {
+                self.v.cuts[cuts_at + n] = self.v.cuts[cuts_at + k];
+                self.v.kids[kids_at + n] = kid;
                 n += 1;
             }
         }
-        let starts = &self.cuts[cuts_at..][..n];
-        let refs = &self.kids[kids_at..][..n];
+        let starts = &self.v.cuts[cuts_at..][..n];
+        let refs = &self.v.kids[kids_at..][..n];
         if n == 1 {
             let only = refs[0];
             self.remember(hash, l, start, len, only);
@@ -531,8 +523,8 @@ impl<'a> Builder<'a> {
     /// Records that the state of `stack[start..][..len]` at level `l` is
     /// `node`.
     fn remember(&mut self, hash: u64, l: usize, start: usize, len: usize, node: u32) {
-        let at = self.memo_items.len();
-        let mut items = std::mem::take(&mut self.memo_items);
+        let at = self.v.memo_items.len();
+        let mut items = std::mem::take(&mut self.v.memo_items);
         self.encode(l, start, len, &mut items);
         let entry = Memo {
             hash,
@@ -541,15 +533,15 @@ impl<'a> Builder<'a> {
             len: (items.len() - at) as u32,
             node,
         };
-        self.memo_items = items;
-        self.memo.insert_unique(hash, entry, |m| m.hash);
+        self.v.memo_items = items;
+        self.v.memo.insert_unique(hash, entry, |m| m.hash);
     }
 
     /// Appends the items `stack[start..][..len]` at level `l` to `out` in
     /// as few words as their intervals need: the memo holds every state
     /// built, so its size is the build's peak memory.
     fn encode(&self, l: usize, start: usize, len: usize, out: &mut Vec<u32>) {
-        let items = &self.stack[start..][..len];
+        let items = &self.v.stack[start..][..len];
         if self.rem[l] <= 32 {
             out.reserve(3 * len);
             for it in items {
@@ -584,7 +576,7 @@ impl<'a> Builder<'a> {
             }
         };
         mark(0);
-        for it in &self.stack[start..][..len] {
+        for it in &self.v.stack[start..][..len] {
             let (first, last) = (it.lo >> below, it.hi >> below);
             mark(first);
             if it.lo & low_mask(below) != 0 {
@@ -595,8 +587,8 @@ impl<'a> Builder<'a> {
             }
             mark(last + 1);
         }
-        let at = self.cuts.len();
-        let cuts = &mut self.cuts;
+        let at = self.v.cuts.len();
+        let cuts = &mut self.v.cuts;
         let words = width.div_ceil(64) as usize;
         for (w, (&word, rank)) in self.marks[..words]
             .iter()
@@ -639,30 +631,30 @@ impl<'a> Builder<'a> {
         };
         // Count each segment's items, then place them: `ranges` holds
         // (start, count), then (start, placed so far).
-        let ranges_at = self.ranges.len();
-        self.ranges.resize(ranges_at + segments, (0, 0));
-        let ranges = &mut self.ranges[ranges_at..];
-        self.spans.clear();
-        for it in &self.stack[start..][..len] {
+        let ranges_at = self.v.ranges.len();
+        self.v.ranges.resize(ranges_at + segments, (0, 0));
+        let ranges = &mut self.v.ranges[ranges_at..];
+        self.v.spans.clear();
+        for it in &self.v.stack[start..][..len] {
             let first = segment(it.lo >> below);
             let last = segment(it.hi >> below);
             ranges[first..=last].iter_mut().for_each(|r| r.1 += 1);
-            self.spans.push((first as u32, last as u32));
+            self.v.spans.push((first as u32, last as u32));
         }
         self.clear_marks(l);
-        let ranges = &mut self.ranges[ranges_at..];
-        let mut at = self.stack.len();
+        let ranges = &mut self.v.ranges[ranges_at..];
+        let mut at = self.v.stack.len();
         for r in ranges.iter_mut() {
             (r.0, at) = (at, at + r.1);
             r.1 = 0;
         }
         let filler = Item { e: 0, lo: 0, hi: 0 };
-        self.stack.resize(at, filler);
-        let cuts = &self.cuts[cuts_at..][..segments];
-        let ranges = &mut self.ranges[ranges_at..];
+        self.v.stack.resize(at, filler);
+        let cuts = &self.v.cuts[cuts_at..][..segments];
+        let ranges = &mut self.v.ranges[ranges_at..];
         for i in 0..len {
-            let it = self.stack[start + i];
-            let (first, last) = self.spans[i];
+            let it = self.v.stack[start + i];
+            let (first, last) = self.v.spans[i];
             for s in first as usize..=last as usize {
                 let v = u64::from(cuts[s]);
                 let box_lo = v << below;
@@ -679,7 +671,7 @@ impl<'a> Builder<'a> {
                     },
                 };
                 let (at, placed) = &mut ranges[s];
-                self.stack[*at + *placed] = child;
+                self.v.stack[*at + *placed] = child;
                 *placed += 1;
             }
         }
@@ -687,7 +679,7 @@ impl<'a> Builder<'a> {
     }
 
     fn leaf(&mut self, l: usize, start: usize, len: usize) -> Option<u32> {
-        let items = &self.stack[start..][..len];
+        let items = &self.v.stack[start..][..len];
         let last = items.last()?;
         let stops = self.ends(l, last);
         let rules = &mut self.leaf_rules;
@@ -710,13 +702,6 @@ impl<'a> Builder<'a> {
         }
         Some(LEAF | stop | self.out.push_list(rules))
     }
-}
-
-/// `v`'s vector, emptied, its capacity kept.
-fn emptied<T>(v: &mut Vec<T>) -> Vec<T> {
-    let mut v = std::mem::take(v);
-    v.clear();
-    v
 }
 
 /// Family rule `r` as expansions (one interval per field each), with the
