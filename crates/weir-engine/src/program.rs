@@ -911,8 +911,18 @@ mod tests {
     #[test]
     fn a_tried_rule_is_one_cache_line() {
         assert_eq!(align_of::<Rule>(), 64);
-        // `state_op` is the last of them (the fields are in C order).
-        let end = offset_of!(Rule, state_op) + size_of::<StateOp>();
-        assert!(end <= 64, "the evaluator's fields end at byte {end}");
+        macro_rules! end {
+            ($($field:ident: $ty:ty),*) => {
+                [$((stringify!($field), offset_of!(Rule, $field) + size_of::<$ty>())),*]
+            };
+        }
+        let ends = end!(
+            class_mask: u32, class_bits: u32, skip_proto: u32, skip_class: u32,
+            start: u32, end: u32, prob: Option<u32>, proto: Option<u8>, probe: bool,
+            quick: Quick, act: Act, state_name: u8, defer: bool, state_op: StateOp
+        );
+        for (field, end) in ends {
+            assert!(end <= 64, "`{field}` ends at byte {end}");
+        }
     }
 }

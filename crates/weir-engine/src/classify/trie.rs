@@ -593,6 +593,7 @@ impl TrieClassifier {
     /// most likely starts, so the engine can fetch that rule early.
     #[inline]
     pub fn first_leaf_rule(&self, slot: usize, s: &Scratch) -> Option<u32> {
+        // A packet that walks every rule (`LINEAR`) has no family: None.
         let f = self.families.get(usize::from(*s.family.get(slot)?))?;
         let (head, _) = f.head();
         let leaves = s.at.get(slot * s.automata..)?.get(..head)?;
