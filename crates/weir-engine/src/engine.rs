@@ -110,14 +110,14 @@ struct Shared {
 /// size: the lanes need many walks to fill.
 const INTERLEAVE_BYTES: usize = 4 << 20;
 
-/// From this many rules (4.5 MiB of them), a batch walked interleaved
-/// prefetches each packet's likely first rule once the walk is done:
-/// `weir classbench` on ClassBench sets, against no prefetch, 5 rounds,
-/// medians: at 10k rules 4–5% slower, at 20k from 6% faster to 5% slower,
-/// at 30k 4–27% faster, at 100k 8–10% faster (BENCHMARKS.md, "One cache
-/// line a rule tried"). Below, the rules stay in cache and finding the
-/// first rule only costs.
-const PREFETCH_FROM_RULES: usize = 24 << 10;
+/// From this many rules (1.5 MiB of them, past a Zen 4 core's 1 MiB L2),
+/// a batch walked interleaved prefetches each packet's likely first rule
+/// once the walk is done: `weir classbench` on ClassBench sets, against no
+/// prefetch, 7–11 rounds, medians: at 2k rules 4–7% slower, at 5k 1%
+/// faster to 3% slower, at 10k 2–15% faster, at 20k 14–25% faster
+/// (BENCHMARKS.md, "Leaves of one rule"). Below, the rules stay in cache
+/// and finding the first rule only costs.
+const PREFETCH_FROM_RULES: usize = 8 << 10;
 
 /// A compiled ruleset deciding packets: the shared program and classifier,
 /// and what is this engine's own (settings, counters, states, logger).
@@ -904,6 +904,11 @@ impl Walker<'_, '_> {
                 });
                 // None: the packet walks every rule (below).
                 if let Some(mut walk) = c.merge(slot, s, class, program.default_index()) {
+                    // The first candidate surely matches and decides.
+                    if let Some((first, verdict)) = O::SILENT.then(|| walk.decided()).flatten() {
+                        count(counters, first, p);
+                        return (first, verdict);
+                    }
                     return evaluate::<D, O, _>(
                         program, env, &mut walk, p, class, state, ctx, counters, log, obs,
                     );

@@ -38,9 +38,13 @@ pub const EMPTY: u32 = LEAF;
 /// running counts give the rank in constant time.
 pub const LINEAR_SEGMENTS: usize = 16;
 /// A state with at most this many rule intervals left is a leaf: the
-/// evaluator checks the rules it lists (reading on to separate the last
-/// few would cost more nodes than it saves).
-const LEAF_ITEMS: usize = 2;
+/// evaluator checks the rule it names. Reading on until that rule is
+/// surely matched would let the classifier decide every such packet
+/// alone, but deepens the walks and grows the automata by half (at 10k
+/// rules no faster; at 100k, builds 15–50% slower). Two intervals a leaf
+/// left more packets to try two rules and fewer to be decided alone:
+/// 5–13% slower (BENCHMARKS.md, "Leaves of one rule").
+const LEAF_ITEMS: usize = 1;
 /// Most interval combinations a rule is expanded into; beyond, its
 /// widest-listed field is replaced by its hull (a superset: the rule is
 /// then only a candidate, never cuts a list).

@@ -20,7 +20,9 @@
 //! packets at once with `walk_batch`: in AVX-512 or AVX2 lanes where the
 //! CPU has them, `lanes.rs`), looks up the bit blocks, and the
 //! evaluator merges the lists in rule order (`TrieWalk`), cut at the
-//! earliest rule that surely ends the walk. A large family is built in
+//! earliest rule that surely ends the walk. When that rule is the first
+//! candidate and only allows or denies, the classifier alone decides
+//! (`TrieWalk::decided`): no rule is read. A large family is built in
 //! tiers (`TIER_FROM`): the walk above covers its head, and a later tier
 //! is walked and merged for one packet when its evaluation gets past the
 //! tiers before.
@@ -31,7 +33,7 @@ use super::family::{address_groups, jumped_over, key, needs_state, split, Family
 use super::fields::{in_mapped, Constraints};
 use super::lanes::{Lanes, Simd};
 use crate::eval::Walk;
-use crate::program::{class, Program};
+use crate::program::{class, Program, Quick, Rule, StateOp, Verdict};
 use weir_wire::Packet;
 
 /// Most packets walked together by [`TrieClassifier::walk_batch`]: as
@@ -153,6 +155,10 @@ pub struct TrieClassifier {
     /// Candidates of every packet of a known flow (`class::STATE`): a
     /// pool list.
     state: u32,
+    /// Per rule: its verdict when, matched, it decides alone (a plain
+    /// `allow` or `deny`; [`TrieWalk::decided`]). A byte a rule, so the
+    /// packets the classifier decides read no rule.
+    decides: Box<[Option<Verdict>]>,
     /// The walk in SIMD lanes, where the CPU has one.
     lanes: Option<Lanes>,
     /// The CPU has POPCNT, for the scalar rounds (x86-64 only).
@@ -196,6 +202,7 @@ pub struct TrieWalk<'a> {
     cand: &'a mut Vec<u32>,
     lists: &'a mut Vec<(u32, u32)>,
     cursors: &'a mut Vec<u32>,
+    decides: &'a [Option<Verdict>],
     /// No candidate after this rule: it ends every walk that gets there.
     stop: u32,
     /// The packet has a state: every probe is a candidate, and no leaf
@@ -208,6 +215,25 @@ pub struct TrieWalk<'a> {
 }
 
 impl TrieWalk<'_> {
+    /// The packet's first candidate and its verdict when the classifier
+    /// alone decides it: the first candidate is the rule a leaf says the
+    /// packet surely matches (its stop: every test of the rule indexed
+    /// exactly, the packet inside them, no state), and matched, the rule
+    /// does nothing but allow or deny. The evaluator would try that rule
+    /// first, match it and stop; this reads no rule to say so.
+    #[inline]
+    pub fn decided(&mut self) -> Option<(usize, Verdict)> {
+        if self.stop == NO_STOP {
+            return None;
+        }
+        let first = self.first_at(0)?;
+        if first != self.stop {
+            return None;
+        }
+        let verdict = self.decides[first as usize]?;
+        Some((first as usize, verdict))
+    }
+
     /// The first candidate at or after rule `i`, if any.
     #[inline(always)]
     fn first_at(&mut self, i: usize) -> Option<u32> {
@@ -271,6 +297,17 @@ impl Walk for TrieWalk<'_> {
     #[inline(always)]
     fn next(&mut self, i: usize) -> usize {
         self.first_at(i).map_or(self.last, |r| r as usize)
+    }
+}
+
+/// Rule `r`'s verdict when, matched, it does nothing else: no state to
+/// make, no log, tag or probability (`TrieWalk::decided`).
+fn decides_alone(r: &Rule) -> Option<Verdict> {
+    let plain = r.state_op == StateOp::None && r.prob.is_none() && !r.probe && !r.defer;
+    match r.quick {
+        Quick::Accept if plain => Some(Verdict::Pass),
+        Quick::Deny if plain => Some(Verdict::Drop),
+        _ => None,
     }
 }
 
@@ -384,6 +421,7 @@ impl TrieClassifier {
             store,
             families: Default::default(),
             state,
+            decides: prog.rules.iter().map(decides_alone).collect(),
             lanes: Lanes::pick(Simd::Auto),
             popcnt: has_popcnt(),
         };
@@ -744,6 +782,7 @@ impl TrieClassifier {
             cand,
             lists,
             cursors,
+            decides: &self.decides,
             stop,
             state,
             tier: 1,
@@ -835,6 +874,47 @@ mod tests {
             }
         }
         assert!(found > 1000, "a first rule for {found} of 2000 packets");
+    }
+
+    /// The classifier alone decides a packet whose first candidate is the
+    /// rule its leaf says it surely matches, when that rule only allows or
+    /// denies: not when it logs or makes a state, nor when an earlier
+    /// rule may match.
+    #[test]
+    fn a_plain_rule_the_leaf_surely_matches_decides_alone() {
+        let prog = program(
+            "count tcp from 10.0.0.0/8 to any 80\n\
+             deny log tcp from 10.1.0.0/16 to any 22\n\
+             deny tcp from 10.0.0.0/8 to any 23\n\
+             allow tcp from 10.9.0.0/16 to any 25 record-state\n\
+             deny tcp from 10.0.0.0/8 to any 26 setup\n\
+             allow ip from any to any\n",
+        );
+        let t = TrieClassifier::build(&prog);
+        let mut s = t.scratch();
+        let mut decided = |p: Packet| {
+            t.walk_batch(std::slice::from_ref(&p), &mut s);
+            let class = crate::packet_class(&p);
+            let mut walk = t.merge(0, &mut s, class, prog.default_index())?;
+            walk.decided()
+        };
+        let (net10, other) = (0x0a02_0304, 0xc000_0201);
+        assert_eq!(
+            decided(packet(net10, other, 6, 23)),
+            Some((2, Verdict::Drop))
+        );
+        assert_eq!(
+            decided(packet(other, net10, 17, 53)),
+            Some((5, Verdict::Pass))
+        );
+        // `log`: the evaluator must run the rule's action.
+        assert_eq!(decided(packet(0x0a01_0203, other, 6, 22)), None);
+        // A `count` rule first: it may match, and the walk goes on.
+        assert_eq!(decided(packet(net10, other, 6, 80)), None);
+        // `record-state`: the state must be made.
+        assert_eq!(decided(packet(0x0a09_0001, other, 6, 25)), None);
+        // `setup` is no key field: the rule is tried, not surely matched.
+        assert_eq!(decided(packet(net10, other, 6, 26)), None);
     }
 
     /// A big group's attempt may spend less the bigger it is; up to
