@@ -40,10 +40,11 @@ pub const LINEAR_SEGMENTS: usize = 16;
 /// A state with at most this many rule intervals left is a leaf: the
 /// evaluator checks the rule it names. Reading on until that rule is
 /// surely matched would let the classifier decide every such packet
-/// alone, but deepens the walks and grows the automata by half (at 10k
-/// rules no faster; at 100k, builds 15–50% slower). Two intervals a leaf
-/// left more packets to try two rules and fewer to be decided alone:
-/// 5–13% slower (BENCHMARKS.md, "Leaves of one rule").
+/// alone, but deepens the walks and grows the automata by half or more
+/// (no faster at 10k rules; at 100k, builds 15–42% longer). Leaves of two
+/// intervals leave more packets to try two rules and fewer to be decided
+/// alone: 0–7% slower at 10k, 4–16% at 100k (BENCHMARKS.md, "Leaves of
+/// one rule").
 const LEAF_ITEMS: usize = 1;
 /// Most interval combinations a rule is expanded into; beyond, its
 /// widest-listed field is replaced by its hull (a superset: the rule is
