@@ -642,6 +642,7 @@ impl Engine {
                         for slot in 0..chunk.len() {
                             let first = c.first_leaf_rule(slot, s);
                             prefetch(first.and_then(|r| rules.get(r as usize)));
+                            first.inspect(|&r| c.prefetch_box(r));
                         }
                     }
                     true

@@ -139,6 +139,53 @@ struct Family {
     tiers: Vec<Tier>,
     /// Rules nothing indexes: candidates of every packet (a pool list).
     rest: u32,
+    /// Per program rule, IPv4 only: the key intervals that are its every
+    /// test, if they are one box (`SureBox`). Empty for IPv6, whose sets
+    /// are widened, and where no rule has a box.
+    boxes: Vec<SureBox>,
+}
+
+/// The interval per key field that an IPv4 rule requires, when those are
+/// its every test: a packet whose key is inside surely matches it. A
+/// rule with none (tests the key does not hold, a field of several
+/// intervals, a jump over it) has an empty box.
+#[derive(Clone, Copy)]
+struct SureBox {
+    lo: [u32; FIELDS],
+    hi: [u32; FIELDS],
+}
+
+impl SureBox {
+    const EMPTY: SureBox = SureBox {
+        lo: [u32::MAX; FIELDS],
+        hi: [0; FIELDS],
+    };
+
+    /// Family rule `r`'s box, if its key intervals are its every test.
+    fn of(rules: &FamilyRules, r: u32) -> SureBox {
+        let mut b = SureBox::EMPTY;
+        if !rules.definitive[r as usize] {
+            return b;
+        }
+        for f in 0..FIELDS {
+            match rules.set(r, f) {
+                &[(lo, hi)] if hi <= u64::from(u32::MAX) => {
+                    (b.lo[f], b.hi[f]) = (lo as u32, hi as u32)
+                }
+                _ => return SureBox::EMPTY,
+            }
+        }
+        b
+    }
+
+    fn is_empty(&self) -> bool {
+        self.lo[0] > self.hi[0]
+    }
+
+    #[inline(always)]
+    fn holds(&self, key: &[u64; FIELDS]) -> bool {
+        (0..FIELDS).all(|f| u64::from(self.lo[f]) <= key[f] && key[f] <= u64::from(self.hi[f]))
+    }
 }
 
 impl Family {
@@ -216,22 +263,22 @@ pub struct TrieWalk<'a> {
 
 impl TrieWalk<'_> {
     /// The packet's first candidate and its verdict when the classifier
-    /// alone decides it: the first candidate is the rule a leaf says the
-    /// packet surely matches (its stop: every test of the rule indexed
-    /// exactly, the packet inside them, no state), and matched, the rule
-    /// does nothing but allow or deny. The evaluator would try that rule
-    /// first, match it and stop; this reads no rule to say so.
+    /// alone decides it: the packet surely matches its first candidate
+    /// (the rule a leaf says it does, its stop; or an IPv4 rule whose
+    /// every test is one key interval a field, the packet's key inside
+    /// them), it has no state, and matched, the rule does nothing but
+    /// allow or deny. The evaluator would try that rule first, match it
+    /// and stop; this reads no rule to say so.
     #[inline]
     pub fn decided(&mut self) -> Option<(usize, Verdict)> {
-        if self.stop == NO_STOP {
+        if self.state {
             return None;
         }
         let first = self.first_at(0)?;
-        if first != self.stop {
-            return None;
-        }
         let verdict = self.decides[first as usize]?;
-        Some((first as usize, verdict))
+        let sure = first == self.stop
+            || (self.family.boxes.get(first as usize)).is_some_and(|b| b.holds(self.key));
+        sure.then_some((first as usize, verdict))
     }
 
     /// The first candidate at or after rule `i`, if any.
@@ -432,6 +479,17 @@ impl TrieClassifier {
         let mut spent = Spent::default();
         for (f, rules) in families.iter().enumerate() {
             d.families[f] = d.build_family(rules, budget, &mut spent);
+        }
+        // The boxes, once the builds' working vectors are gone (not at
+        // their peak: 40 bytes a rule).
+        drop(spent);
+        let v4 = &families[0];
+        let mut boxes = vec![SureBox::EMPTY; prog.rules.len()];
+        for (r, &rule) in v4.index.iter().enumerate() {
+            boxes[rule as usize] = SureBox::of(v4, r as u32);
+        }
+        if !boxes.iter().all(SureBox::is_empty) {
+            d.families[0].boxes = boxes;
         }
         d
     }
@@ -645,6 +703,13 @@ impl TrieClassifier {
             .min()
     }
 
+    /// Asks for IPv4 rule `rule`'s box, which [`TrieWalk::decided`] reads
+    /// when the rule is the packet's first candidate.
+    #[inline]
+    pub fn prefetch_box(&self, rule: u32) {
+        crate::prefetch::prefetch(self.families[0].boxes.get(rule as usize));
+    }
+
     /// Walks every automaton for each packet of `ps` (at most [`BATCH`]),
     /// in SIMD lanes where the engine has them, then in scalar rounds
     /// (which finish what the lanes leave). Packet i's walks end in `s`'s
@@ -793,10 +858,11 @@ impl TrieClassifier {
     pub fn memory(&self) -> usize {
         let blocks = |f: &Family| f.blocks.iter().map(BitGroup::memory).sum::<usize>();
         self.store.words() * 4
+            + self.decides.len()
             + self
                 .families
                 .iter()
-                .map(|f| f.roots.len() * 4 + blocks(f))
+                .map(|f| f.roots.len() * 4 + blocks(f) + f.boxes.len() * size_of::<SureBox>())
                 .sum::<usize>()
     }
 
@@ -915,6 +981,41 @@ mod tests {
         assert_eq!(decided(packet(0x0a09_0001, other, 6, 25)), None);
         // `setup` is no key field: the rule is tried, not surely matched.
         assert_eq!(decided(packet(net10, other, 6, 26)), None);
+    }
+
+    /// Without a rule for every packet, an automaton of one rule is a
+    /// leaf at its root: its rule is every packet's first candidate, and
+    /// decides alone only for the packets inside its one interval a field.
+    #[test]
+    fn a_first_candidate_decides_alone_inside_its_box() {
+        let decided = |rules: &str, p: Packet| {
+            let prog = program(rules);
+            let t = TrieClassifier::build(&prog);
+            let mut s = t.scratch();
+            t.walk_batch(std::slice::from_ref(&p), &mut s);
+            let class = crate::packet_class(&p);
+            let mut walk = t.merge(0, &mut s, class, prog.default_index())?;
+            walk.decided()
+        };
+        let one = "deny tcp from 10.1.2.3 to 10.4.5.6 80\n";
+        let (a, b) = (0x0a01_0203, 0x0a04_0506);
+        assert_eq!(decided(one, packet(a, b, 6, 80)), Some((0, Verdict::Drop)));
+        // Outside its box (the port, the protocol, an address): the
+        // evaluator tries it.
+        assert_eq!(decided(one, packet(a, b, 6, 81)), None);
+        assert_eq!(decided(one, packet(a, b, 17, 80)), None);
+        assert_eq!(decided(one, packet(a, b + 1, 6, 80)), None);
+        // Two intervals of ports are no box; one is.
+        let holds = |rules: &str, p: Packet| {
+            let t = TrieClassifier::build(&program(rules));
+            let mut s = t.scratch();
+            t.walk_batch(std::slice::from_ref(&p), &mut s);
+            let sure = t.families[0].boxes.first();
+            sure.is_some_and(|b| b.holds(&s.keys[0]))
+        };
+        let udp53 = packet(a, b, 17, 53);
+        assert!(!holds("allow udp from 10.0.0.0/8 to any 53,55\n", udp53));
+        assert!(holds("allow udp from 10.0.0.0/8 to any 53-55\n", udp53));
     }
 
     /// A big group's attempt may spend less the bigger it is; up to
