@@ -20,9 +20,11 @@
 //! packets at once with `walk_batch`: in AVX-512 or AVX2 lanes where the
 //! CPU has them, `lanes.rs`), looks up the bit blocks, and the
 //! evaluator merges the lists in rule order (`TrieWalk`), cut at the
-//! earliest rule that surely ends the walk. When that rule is the first
-//! candidate and only allows or denies, the classifier alone decides
-//! (`TrieWalk::decided`): no rule is read. A large family is built in
+//! earliest rule that surely ends the walk. When the packet surely
+//! matches its first candidate (that rule, or an IPv4 rule whose every
+//! test is a box of key intervals the key is inside) and the rule only
+//! allows or denies, the classifier alone decides (`TrieWalk::decided`):
+//! no rule is read. A large family is built in
 //! tiers (`TIER_FROM`): the walk above covers its head, and a later tier
 //! is walked and merged for one packet when its evaluation gets past the
 //! tiers before.
