@@ -640,9 +640,10 @@ impl Engine {
                         // while the packets before it are decided.
                         let rules = &self.shared.program.rules;
                         for slot in 0..chunk.len() {
-                            let first = c.first_leaf_rule(slot, s);
-                            prefetch(first.and_then(|r| rules.get(r as usize)));
-                            first.inspect(|&r| c.prefetch_box(r));
+                            if let Some(first) = c.first_leaf_rule(slot, s) {
+                                prefetch(rules.get(first as usize));
+                                c.prefetch_box(first);
+                            }
                         }
                     }
                     true

@@ -268,6 +268,20 @@ impl Rule {
             _ => Quick::Slow,
         };
     }
+
+    /// The verdict when, matched, the rule does nothing else: a plain
+    /// `allow` or `deny`, no state to make or probe, no probability. A
+    /// classifier that knows the packet matches such a rule (and no rule
+    /// before it) may decide the packet without the evaluator.
+    pub fn plain_verdict(&self) -> Option<Verdict> {
+        let plain =
+            self.state_op == StateOp::None && self.prob.is_none() && !self.probe && !self.defer;
+        match self.quick {
+            Quick::Accept if plain => Some(Verdict::Pass),
+            Quick::Deny if plain => Some(Verdict::Drop),
+            _ => None,
+        }
+    }
 }
 
 /// `check-state :any`: fires for a state of any name.

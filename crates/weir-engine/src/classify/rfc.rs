@@ -21,7 +21,7 @@
 use super::bits::CLASS_BITS;
 use super::family::jumped_over;
 use super::fields::{normalize, Constraints, Set, NO_PORTS};
-use crate::program::{Program, Quick, Rule, StateOp, Verdict};
+use crate::program::{Program, Rule, Verdict};
 use std::collections::HashMap;
 use weir_wire::Packet;
 
@@ -354,15 +354,10 @@ fn decides(
         Some([(a, b)]) => a >> 16 == b >> 16 || (a & 0xffff == 0 && b & 0xffff == 0xffff),
         Some(_) => false,
     };
-    let plain = rule.prob.is_none() && rule.state_op == StateOp::None && !rule.probe;
-    if !(plain && c.exact && one_box(src) && one_box(dst)) {
+    if !(c.exact && one_box(src) && one_box(dst)) {
         return None;
     }
-    match rule.quick {
-        Quick::Accept => Some(Verdict::Pass),
-        Quick::Deny => Some(Verdict::Drop),
-        _ => None,
-    }
+    rule.plain_verdict()
 }
 
 /// A chunk of `size` values: per value, the class of the rules whose

@@ -35,7 +35,7 @@ use super::family::{address_groups, jumped_over, key, needs_state, split, Family
 use super::fields::{in_mapped, Constraints};
 use super::lanes::{Lanes, Simd};
 use crate::eval::Walk;
-use crate::program::{class, Program, Quick, Rule, StateOp, Verdict};
+use crate::program::{class, Program, Rule, Verdict};
 use weir_wire::Packet;
 
 /// Most packets walked together by [`TrieClassifier::walk_batch`]: as
@@ -349,17 +349,6 @@ impl Walk for TrieWalk<'_> {
     }
 }
 
-/// Rule `r`'s verdict when, matched, it does nothing else: no state to
-/// make, no log, tag or probability (`TrieWalk::decided`).
-fn decides_alone(r: &Rule) -> Option<Verdict> {
-    let plain = r.state_op == StateOp::None && r.prob.is_none() && !r.probe && !r.defer;
-    match r.quick {
-        Quick::Accept if plain => Some(Verdict::Pass),
-        Quick::Deny if plain => Some(Verdict::Drop),
-        _ => None,
-    }
-}
-
 /// Steps each of one key's walks `at` not yet at a leaf one level; true
 /// while some are still inside their automata.
 #[inline(always)]
@@ -470,7 +459,7 @@ impl TrieClassifier {
             store,
             families: Default::default(),
             state,
-            decides: prog.rules.iter().map(decides_alone).collect(),
+            decides: prog.rules.iter().map(Rule::plain_verdict).collect(),
             lanes: Lanes::pick(Simd::Auto),
             popcnt: has_popcnt(),
         };
@@ -953,7 +942,7 @@ mod tests {
         let prog = program(
             "count tcp from 10.0.0.0/8 to any 80\n\
              deny log tcp from 10.1.0.0/16 to any 22\n\
-             deny tcp from 10.0.0.0/8 to any 23\n\
+             deny tcp from 10.0.0.0/8 to any 23,27\n\
              allow tcp from 10.9.0.0/16 to any 25 record-state\n\
              deny tcp from 10.0.0.0/8 to any 26 setup\n\
              allow ip from any to any\n",
@@ -967,6 +956,7 @@ mod tests {
             walk.decided()
         };
         let (net10, other) = (0x0a02_0304, 0xc000_0201);
+        // Two intervals of ports: no box, the leaf's stop says it.
         assert_eq!(
             decided(packet(net10, other, 6, 23)),
             Some((2, Verdict::Drop))
