@@ -53,7 +53,9 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], ids: &[u32], bases: &[u32])
         return;
     }
     let last = |s: usize| _mm512_set1_epi32((s - 1).min(i32::MAX as usize) as i32);
-    let (last_node, last_key, last_at) = (last(nodes.len()), last(keys.len()), last(at.len()));
+    // The last byte at which four bytes of the keys can be read.
+    let last_key_byte = last(keys.len() * 8 - 3);
+    let (last_node, last_at) = (last(nodes.len()), last(at.len()));
     let zero = _mm512_setzero_si512();
     let mut g = [Lanes {
         id: zero,
@@ -92,7 +94,7 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], ids: &[u32], bases: &[u32])
         }
         // The groups' steps are independent: their gathers overlap.
         for l in &mut g {
-            l.cur = step(nodes, keys, l.cur, l.base, l.live, last_node, last_key);
+            l.cur = step(nodes, keys, l.cur, l.base, l.live, last_node, last_key_byte);
         }
         for l in &mut g {
             let done = _mm512_mask_test_epi32_mask(l.live, l.cur, _mm512_set1_epi32(LEAF as i32));
@@ -133,7 +135,7 @@ fn step(
     base: __m512i,
     live: u16,
     last_node: __m512i,
-    last_key: __m512i,
+    last_key_byte: __m512i,
 ) -> __m512i {
     let zero = _mm512_setzero_si512();
     let one = _mm512_set1_epi32(1);
@@ -143,44 +145,50 @@ fn step(
     let bits = _mm512_and_si512(_mm512_srli_epi32::<10>(head), _mm512_set1_epi32(0x1f));
     let n = _mm512_srli_epi32::<15>(head);
 
-    // The key field's bits this level reads: two gathers of 64-bit fields.
-    let field_at = _mm512_min_epu32(_mm512_add_epi32(base, field), last_key);
-    let lo = key_bits(
-        keys,
-        live as u8,
-        _mm512_castsi512_si256(field_at),
-        _mm512_castsi512_si256(shift),
+    // The key field's bits this level reads: four bytes from the level's
+    // first byte (levels read at most 16 bits, from a byte boundary), in
+    // one gather.
+    let byte = _mm512_add_epi32(
+        _mm512_slli_epi32::<3>(_mm512_add_epi32(base, field)),
+        _mm512_srli_epi32::<3>(shift),
     );
-    let hi = key_bits(
-        keys,
-        (live >> 8) as u8,
-        _mm512_extracti64x4_epi64::<1>(field_at),
-        _mm512_extracti64x4_epi64::<1>(shift),
-    );
-    let wide = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+    let word = gather_bytes(live, _mm512_min_epu32(byte, last_key_byte), keys);
+    let wide = _mm512_srlv_epi32(word, _mm512_and_si512(shift, _mm512_set1_epi32(7)));
     let v = _mm512_and_si512(wide, _mm512_sub_epi32(_mm512_sllv_epi32(one, bits), one));
 
-    // Listed nodes: a branch-free binary search of the n - 1 sorted
-    // segment starts (at most 15: four probes).
+    // Listed nodes: a branch-free search of the n - 1 sorted segment
+    // starts (at most 15): which block of four holds v (starts 3, 7 and
+    // 11 read at once), then where in it (its first three read at once).
+    // Bitmap nodes read their word of bits and its running count in the
+    // first round's gathers: each lane reads what its node needs, so a
+    // step costs the same gathers whatever kinds its lanes hold.
     let linear = live & _mm512_cmple_epu32_mask(n, _mm512_set1_epi32(LINEAR_SEGMENTS as i32));
+    let bitmap = live & !linear;
     let starts = _mm512_sub_epi32(n, one);
     let first = _mm512_add_epi32(cur, one);
-    // Which block of four holds v (starts 3, 7 and 11 read at once), then
-    // where in it (its first three read at once): two gathers deep.
-    let count = |first_probe: __m512i, step: i32| {
-        let mut n = zero;
-        for k in 0..3 {
-            let i = _mm512_add_epi32(first_probe, _mm512_set1_epi32(k * step));
-            let inside = linear & _mm512_cmplt_epu32_mask(i, starts);
-            let at = _mm512_min_epu32(_mm512_add_epi32(first, i), last_node);
-            let s = gather(zero, inside, at, nodes);
-            let below = inside & _mm512_cmple_epu32_mask(s, v);
-            n = _mm512_mask_add_epi32(n, below, n, one);
-        }
-        n
+    let words = _mm512_srli_epi32::<5>(_mm512_sllv_epi32(one, bits));
+    let w = _mm512_srli_epi32::<5>(v);
+    let counts_at = _mm512_add_epi32(_mm512_add_epi32(first, words), _mm512_srli_epi32::<1>(w));
+    let word_at = _mm512_add_epi32(first, w);
+    // Probe `i` of the listed lanes; `other` lanes read `other_at`.
+    let probe = |i: __m512i, other: u16, other_at: __m512i| {
+        let inside = linear & _mm512_cmplt_epu32_mask(i, starts);
+        let at = _mm512_mask_blend_epi32(other, _mm512_add_epi32(first, i), other_at);
+        let s = gather(zero, inside | other, _mm512_min_epu32(at, last_node), nodes);
+        let below = inside & _mm512_cmple_epu32_mask(s, v);
+        (s, below)
     };
-    let block = _mm512_slli_epi32::<2>(count(_mm512_set1_epi32(3), 4));
-    let pos = _mm512_add_epi32(block, count(block, 1));
+    let (counts, b0) = probe(_mm512_set1_epi32(3), bitmap, counts_at);
+    let (word, b1) = probe(_mm512_set1_epi32(7), bitmap, word_at);
+    let (_, b2) = probe(_mm512_set1_epi32(11), 0, zero);
+    let blocks = [b0, b1, b2].map(|b| _mm512_maskz_mov_epi32(b, one));
+    let block = _mm512_add_epi32(_mm512_add_epi32(blocks[0], blocks[1]), blocks[2]);
+    let block = _mm512_slli_epi32::<2>(block);
+    let mut pos = block;
+    for k in 0..3 {
+        let (_, below) = probe(_mm512_add_epi32(block, _mm512_set1_epi32(k)), 0, zero);
+        pos = _mm512_mask_add_epi32(pos, below, pos, one);
+    }
     let padded = _mm512_andnot_si512(
         _mm512_set1_epi32(3),
         _mm512_add_epi32(starts, _mm512_set1_epi32(3)),
@@ -188,21 +196,10 @@ fn step(
     let listed_child = _mm512_add_epi32(_mm512_add_epi32(first, padded), pos);
 
     // Bitmap nodes: the set bits up to v, from the word's running count.
-    let bitmap = live & !linear;
-    let words = _mm512_srli_epi32::<5>(_mm512_sllv_epi32(one, bits));
-    let w = _mm512_srli_epi32::<5>(v);
-    let counts_at = _mm512_add_epi32(_mm512_add_epi32(first, words), _mm512_srli_epi32::<1>(w));
-    let counts = gather(zero, bitmap, _mm512_min_epu32(counts_at, last_node), nodes);
     let half_shift = _mm512_slli_epi32::<4>(_mm512_and_si512(w, one));
     let before = _mm512_and_si512(
         _mm512_srlv_epi32(counts, half_shift),
         _mm512_set1_epi32(0xffff),
-    );
-    let word = gather(
-        zero,
-        bitmap,
-        _mm512_min_epu32(_mm512_add_epi32(first, w), last_node),
-        nodes,
     );
     let low = _mm512_sub_epi32(
         _mm512_set1_epi32(31),
@@ -217,15 +214,15 @@ fn step(
     gather(cur, live, _mm512_min_epu32(child, last_node), nodes)
 }
 
-/// Eight lanes' key fields `keys[idx]` shifted right by `shift`, as u32.
+/// Lanes `lanes`: the four bytes of `keys` from byte `idx` (already
+/// clamped to the last four), little-endian.
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn key_bits(keys: &[u64], lanes: u8, idx: __m256i, shift: __m256i) -> __m256i {
-    // SAFETY: callers clamp every index below `keys.len()`.
-    let wide = unsafe {
-        _mm512_mask_i32gather_epi64::<8>(_mm512_setzero_si512(), lanes, idx, keys.as_ptr().cast())
-    };
-    _mm512_cvtepi64_epi32(_mm512_srlv_epi64(wide, _mm512_cvtepu32_epi64(shift)))
+fn gather_bytes(lanes: u16, idx: __m512i, keys: &[u64]) -> __m512i {
+    // SAFETY: callers clamp every index so that its four bytes lie in `keys`.
+    unsafe {
+        _mm512_mask_i32gather_epi32::<1>(_mm512_setzero_si512(), lanes, idx, keys.as_ptr().cast())
+    }
 }
 
 /// `src` with lanes `lanes` replaced by `words[idx]` (idx already clamped).
