@@ -162,81 +162,67 @@ fn step(
     let wide = _mm256_srlv_epi32(word, _mm256_and_si256(shift, _mm256_set1_epi32(7)));
     let v = _mm256_and_si256(wide, _mm256_sub_epi32(_mm256_sllv_epi32(one, bits), one));
 
-    // Listed nodes: n - 1 sorted segment starts (at most 15, padded with
-    // u32::MAX), counted up to v by a binary search as deep as the most
-    // starts any lane has (one gather a level, none without listed nodes).
+    // Listed nodes (`LINEAR_SEGMENTS` says how they are laid out): the
+    // summary's starts at or below v give its block, the block's word
+    // where in it. Bitmap lanes read their running counts and word of
+    // bits in the summary's gathers: a step costs six gathers whatever
+    // kinds its lanes hold.
     let linear = _mm256_and_si256(
         live,
         _mm256_cmpgt_epi32(_mm256_set1_epi32(LINEAR_SEGMENTS as i32 + 1), n),
     );
+    let bitmap = _mm256_andnot_si256(linear, live);
     let starts = _mm256_sub_epi32(n, one);
     let first = _mm256_add_epi32(cur, one);
-    let most = horizontal_max(_mm256_and_si256(starts, linear));
-    let mut pos = zero;
-    if most > 0 {
-        let mut step = 1 << (31 - most.leading_zeros());
-        while step > 0 {
-            let i = _mm256_add_epi32(pos, _mm256_set1_epi32(step - 1));
-            let inside = _mm256_and_si256(linear, _mm256_cmpgt_epi32(starts, i));
-            let at = _mm256_min_epu32(_mm256_add_epi32(first, i), last_node);
-            let s = gather(zero, inside, at, nodes);
-            // s <= v, unsigned (the padding is u32::MAX).
-            let le = _mm256_cmpeq_epi32(_mm256_max_epu32(s, v), v);
-            let taken = _mm256_and_si256(inside, le);
-            pos = _mm256_add_epi32(pos, _mm256_and_si256(taken, _mm256_set1_epi32(step)));
-            step >>= 1;
-        }
-    }
-    let padded = _mm256_andnot_si256(
-        _mm256_set1_epi32(3),
-        _mm256_add_epi32(starts, _mm256_set1_epi32(3)),
-    );
-    let listed_child = _mm256_add_epi32(_mm256_add_epi32(first, padded), pos);
-
-    // Bitmap nodes: the set bits up to v, from the word's running count.
-    let bitmap = _mm256_andnot_si256(linear, live);
-    let bitmap_child = if _mm256_testz_si256(bitmap, bitmap) == 1 {
-        zero
-    } else {
-        bitmap_child(nodes, bitmap, cur, first, v, bits, last_node)
-    };
-
-    let child = _mm256_blendv_epi8(bitmap_child, listed_child, linear);
-    let next = gather(cur, live, _mm256_min_epu32(child, last_node), nodes);
-    let mut out = [0u32; LANES];
-    // SAFETY: `out` holds exactly one vector.
-    unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), next) };
-    out
-}
-
-/// Bitmap nodes' children: the set bits up to v, from the word's running
-/// count.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn bitmap_child(
-    nodes: &[u32],
-    bitmap: __m256i,
-    cur: __m256i,
-    first: __m256i,
-    v: __m256i,
-    bits: __m256i,
-    last_node: __m256i,
-) -> __m256i {
-    let (zero, one) = (_mm256_setzero_si256(), _mm256_set1_epi32(1));
     let words = _mm256_srli_epi32::<5>(_mm256_sllv_epi32(one, bits));
     let w = _mm256_srli_epi32::<5>(v);
     let counts_at = _mm256_add_epi32(_mm256_add_epi32(first, words), _mm256_srli_epi32::<1>(w));
-    let counts = gather(zero, bitmap, _mm256_min_epu32(counts_at, last_node), nodes);
+    let word_at = _mm256_add_epi32(first, w);
+    // Starts and v are below 2^16: signed compares are right.
+    let more_than = |k: i32| _mm256_cmpgt_epi32(starts, _mm256_set1_epi32(k));
+    let at_most_v = |x: __m256i| _mm256_andnot_si256(_mm256_cmpgt_epi32(x, v), live);
+    let read = |lanes: __m256i, listed_at: __m256i, other_at: __m256i| {
+        let at = _mm256_blendv_epi8(listed_at, other_at, bitmap);
+        let lanes = _mm256_or_si256(lanes, bitmap);
+        gather(zero, lanes, _mm256_min_epu32(at, last_node), nodes)
+    };
+    let summary = _mm256_and_si256(linear, more_than(2));
+    let counts = read(summary, first, counts_at);
+    let second_at = _mm256_add_epi32(first, one);
+    let word = read(_mm256_and_si256(linear, more_than(8)), second_at, word_at);
+    let lo = |x: __m256i| _mm256_and_si256(x, _mm256_set1_epi32(0xffff));
+    let hi = |x: __m256i| _mm256_srli_epi32::<16>(x);
+    let mut block = zero;
+    for (k, start) in [lo(counts), hi(counts), lo(word), hi(word)]
+        .into_iter()
+        .enumerate()
+    {
+        let below = _mm256_and_si256(
+            _mm256_and_si256(linear, more_than(3 * k as i32 + 2)),
+            at_most_v(start),
+        );
+        block = _mm256_sub_epi32(block, below);
+    }
+    let passed = _mm256_add_epi32(block, _mm256_slli_epi32::<1>(block));
+    let summary_words = _mm256_and_si256(summary, _mm256_set1_epi32(2));
+    let blocks_at = _mm256_add_epi32(first, summary_words);
+    let in_block = _mm256_and_si256(linear, _mm256_cmpgt_epi32(starts, passed));
+    let at = _mm256_min_epu32(_mm256_add_epi32(blocks_at, block), last_node);
+    let pair = gather(zero, in_block, at, nodes);
+    let second = _mm256_cmpgt_epi32(starts, _mm256_add_epi32(passed, one));
+    let pos = _mm256_sub_epi32(passed, _mm256_and_si256(in_block, at_most_v(lo(pair))));
+    let second = _mm256_and_si256(_mm256_and_si256(in_block, second), at_most_v(hi(pair)));
+    // The blocks' words, ⌈starts / 3⌉ (× 11 >> 5 divides by 3 up to 17).
+    let rounded = _mm256_add_epi32(starts, _mm256_set1_epi32(2));
+    let block_words = _mm256_srli_epi32::<5>(_mm256_mullo_epi32(rounded, _mm256_set1_epi32(11)));
+    let children = _mm256_add_epi32(blocks_at, block_words);
+    let listed_child = _mm256_add_epi32(children, _mm256_sub_epi32(pos, second));
+
+    // Bitmap nodes: the set bits up to v, from the word's running count.
     let half_shift = _mm256_slli_epi32::<4>(_mm256_and_si256(w, one));
     let before = _mm256_and_si256(
         _mm256_srlv_epi32(counts, half_shift),
         _mm256_set1_epi32(0xffff),
-    );
-    let word = gather(
-        zero,
-        bitmap,
-        _mm256_min_epu32(_mm256_add_epi32(first, w), last_node),
-        nodes,
     );
     let low = _mm256_sub_epi32(
         _mm256_set1_epi32(31),
@@ -245,17 +231,14 @@ fn bitmap_child(
     let upto = _mm256_and_si256(word, _mm256_srlv_epi32(_mm256_set1_epi32(-1), low));
     let rank = _mm256_add_epi32(before, popcount(upto));
     let children = _mm256_add_epi32(cur, _mm256_add_epi32(words, _mm256_srli_epi32::<1>(words)));
-    _mm256_add_epi32(children, rank)
-}
+    let bitmap_child = _mm256_add_epi32(children, rank);
 
-/// The largest lane, unsigned.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn horizontal_max(x: __m256i) -> u32 {
-    let m = _mm256_max_epu32(x, _mm256_permute2x128_si256::<1>(x, x));
-    let m = _mm256_max_epu32(m, _mm256_shuffle_epi32::<0b01_00_11_10>(m));
-    let m = _mm256_max_epu32(m, _mm256_shuffle_epi32::<0b10_11_00_01>(m));
-    _mm256_cvtsi256_si32(m) as u32
+    let child = _mm256_blendv_epi8(bitmap_child, listed_child, linear);
+    let next = gather(cur, live, _mm256_min_epu32(child, last_node), nodes);
+    let mut out = [0u32; LANES];
+    // SAFETY: `out` holds exactly one vector.
+    unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), next) };
+    out
 }
 
 /// Each 32-bit lane's set bits: a nibble table, then the bytes summed.

@@ -5,10 +5,11 @@
 //! The last few walks finish in the caller's scalar rounds.
 //!
 //! Each step is the scalar [`Store::step`](super::automaton::Store::step)
-//! done with gathers: the node's header, the key field it reads, then
-//! either the listed segment starts (which block of four holds the value,
-//! then where in it) or the bitmap's word and running count, then the
-//! child. Both kinds are worked in every step under masks: no branch on a
+//! done with gathers: the node's header, the key's four bytes the level
+//! reads, then either the listed node's summary words (which block holds
+//! the value) and its block's word (where in it) or the bitmap's word and
+//! running count, then the child: six gathers a step. Both kinds are
+//! worked in every step under masks, in the same gathers: no branch on a
 //! node's kind or on the key. `tests::lanes_end_where_scalar_rounds_end`
 //! (in `trie.rs`) checks that every walk ends in the scalar walk's leaf.
 //!
@@ -156,12 +157,11 @@ fn step(
     let wide = _mm512_srlv_epi32(word, _mm512_and_si512(shift, _mm512_set1_epi32(7)));
     let v = _mm512_and_si512(wide, _mm512_sub_epi32(_mm512_sllv_epi32(one, bits), one));
 
-    // Listed nodes: a branch-free search of the n - 1 sorted segment
-    // starts (at most 15): which block of four holds v (starts 3, 7 and
-    // 11 read at once), then where in it (its first three read at once).
-    // Bitmap nodes read their word of bits and its running count in the
-    // first round's gathers: each lane reads what its node needs, so a
-    // step costs the same gathers whatever kinds its lanes hold.
+    // Listed nodes (`LINEAR_SEGMENTS` says how they are laid out): the
+    // summary's starts at or below v give its block, the block's word
+    // where in it. Bitmap nodes read their word of bits and its running
+    // count in the summary's gathers: each lane reads what its node
+    // needs, so a step costs the same six gathers whatever its lanes hold.
     let linear = live & _mm512_cmple_epu32_mask(n, _mm512_set1_epi32(LINEAR_SEGMENTS as i32));
     let bitmap = live & !linear;
     let starts = _mm512_sub_epi32(n, one);
@@ -170,30 +170,43 @@ fn step(
     let w = _mm512_srli_epi32::<5>(v);
     let counts_at = _mm512_add_epi32(_mm512_add_epi32(first, words), _mm512_srli_epi32::<1>(w));
     let word_at = _mm512_add_epi32(first, w);
-    // Probe `i` of the listed lanes; `other` lanes read `other_at`.
-    let probe = |i: __m512i, other: u16, other_at: __m512i| {
-        let inside = linear & _mm512_cmplt_epu32_mask(i, starts);
-        let at = _mm512_mask_blend_epi32(other, _mm512_add_epi32(first, i), other_at);
-        let s = gather(zero, inside | other, _mm512_min_epu32(at, last_node), nodes);
-        let below = inside & _mm512_cmple_epu32_mask(s, v);
-        (s, below)
+    let more_than = |k: i32| _mm512_cmpgt_epu32_mask(starts, _mm512_set1_epi32(k));
+    let read = |lanes: u16, listed_at: __m512i, other_at: __m512i| {
+        let at = _mm512_mask_blend_epi32(bitmap, listed_at, other_at);
+        gather(zero, lanes | bitmap, _mm512_min_epu32(at, last_node), nodes)
     };
-    let (counts, b0) = probe(_mm512_set1_epi32(3), bitmap, counts_at);
-    let (word, b1) = probe(_mm512_set1_epi32(7), bitmap, word_at);
-    let (_, b2) = probe(_mm512_set1_epi32(11), 0, zero);
-    let blocks = [b0, b1, b2].map(|b| _mm512_maskz_mov_epi32(b, one));
-    let block = _mm512_add_epi32(_mm512_add_epi32(blocks[0], blocks[1]), blocks[2]);
-    let block = _mm512_slli_epi32::<2>(block);
-    let mut pos = block;
-    for k in 0..3 {
-        let (_, below) = probe(_mm512_add_epi32(block, _mm512_set1_epi32(k)), 0, zero);
-        pos = _mm512_mask_add_epi32(pos, below, pos, one);
+    // Bitmap lanes read their running counts and word of bits; listed
+    // lanes, their summary's two words.
+    let summary = linear & more_than(2);
+    let counts = read(summary, first, counts_at);
+    let word = read(linear & more_than(8), _mm512_add_epi32(first, one), word_at);
+    let lo = |x: __m512i| _mm512_and_si512(x, _mm512_set1_epi32(0xffff));
+    let hi = |x: __m512i| _mm512_srli_epi32::<16>(x);
+    let mut block = zero;
+    for (k, start) in [lo(counts), hi(counts), lo(word), hi(word)]
+        .into_iter()
+        .enumerate()
+    {
+        let below = linear & more_than(3 * k as i32 + 2) & _mm512_cmple_epu32_mask(start, v);
+        block = _mm512_mask_add_epi32(block, below, block, one);
     }
-    let padded = _mm512_andnot_si512(
-        _mm512_set1_epi32(3),
-        _mm512_add_epi32(starts, _mm512_set1_epi32(3)),
+    let passed = _mm512_add_epi32(block, _mm512_slli_epi32::<1>(block));
+    let blocks_at = _mm512_mask_add_epi32(first, summary, first, _mm512_set1_epi32(2));
+    let in_block = linear & _mm512_cmplt_epu32_mask(passed, starts);
+    let at = _mm512_min_epu32(_mm512_add_epi32(blocks_at, block), last_node);
+    let pair = gather(zero, in_block, at, nodes);
+    let second = in_block & _mm512_cmplt_epu32_mask(_mm512_add_epi32(passed, one), starts);
+    let pos = _mm512_mask_add_epi32(
+        passed,
+        in_block & _mm512_cmple_epu32_mask(lo(pair), v),
+        passed,
+        one,
     );
-    let listed_child = _mm512_add_epi32(_mm512_add_epi32(first, padded), pos);
+    let pos = _mm512_mask_add_epi32(pos, second & _mm512_cmple_epu32_mask(hi(pair), v), pos, one);
+    // The blocks' words, ⌈starts / 3⌉ (× 11 >> 5 divides by 3 up to 17).
+    let rounded = _mm512_add_epi32(starts, _mm512_set1_epi32(2));
+    let block_words = _mm512_srli_epi32::<5>(_mm512_mullo_epi32(rounded, _mm512_set1_epi32(11)));
+    let listed_child = _mm512_add_epi32(_mm512_add_epi32(blocks_at, block_words), pos);
 
     // Bitmap nodes: the set bits up to v, from the word's running count.
     let half_shift = _mm512_slli_epi32::<4>(_mm512_and_si512(w, one));
