@@ -1,7 +1,9 @@
 //! The engine: a program, its counters, policy for frames that are not
 //! well-formed IP, and the logger, behind one `decide(packet)` call.
 
-use crate::classify::{BitClassifier, Budget, Classifier, Scratch, Simd, TrieClassifier, BATCH};
+use crate::classify::{
+    Alone, BitClassifier, Budget, Classifier, Scratch, Simd, TrieClassifier, BATCH,
+};
 use crate::eval::StateCtx;
 use crate::eval::{
     count, evaluate, rule_matches, CandidateBits, Linear, NoObserver, Observer, RuleCounter,
@@ -904,10 +906,21 @@ impl Walker<'_, '_> {
                     c.walk_batch(std::slice::from_ref(p), s);
                     0
                 });
+                // The first candidate surely matches and decides, seen
+                // from the leaves alone, or else from the merged walk.
+                let alone = if O::SILENT {
+                    c.leaves_decide(slot, s, class)
+                } else {
+                    Alone::Evaluate
+                };
+                if let Alone::Decides(first, verdict) = alone {
+                    count(counters, first, p);
+                    return (first, verdict);
+                }
                 // None: the packet walks every rule (below).
                 if let Some(mut walk) = c.merge(slot, s, class, program.default_index()) {
-                    // The first candidate surely matches and decides.
-                    if let Some((first, verdict)) = O::SILENT.then(|| walk.decided()).flatten() {
+                    let decided = (alone == Alone::Ask).then(|| walk.decided()).flatten();
+                    if let Some((first, verdict)) = decided {
                         count(counters, first, p);
                         return (first, verdict);
                     }

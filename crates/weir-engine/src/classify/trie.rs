@@ -349,6 +349,19 @@ impl Walk for TrieWalk<'_> {
     }
 }
 
+/// What a packet's head leaves alone say ([`TrieClassifier::leaves_decide`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Alone {
+    /// Its first candidate surely matches and decides: this rule, this
+    /// verdict.
+    Decides(usize, Verdict),
+    /// Its first candidate does not decide alone: the evaluator tries it.
+    Evaluate,
+    /// The leaves cannot tell (a state, bit blocks, unindexed rules or a
+    /// later tier): the merged walk's [`TrieWalk::decided`] can.
+    Ask,
+}
+
 /// Steps each of one key's walks `at` not yet at a leaf one level; true
 /// while some are still inside their automata.
 #[inline(always)]
@@ -694,6 +707,45 @@ impl TrieClassifier {
             .min()
     }
 
+    /// What [`TrieWalk::decided`] would answer for the packet in `s`'s
+    /// slot `slot`, found from its head leaves alone, without merging
+    /// candidate lists: only where nothing but the leaves can come first
+    /// (no state, no bit block or unindexed rule in the head, the first
+    /// candidate before the next tier's rules); else `Ask`.
+    #[inline]
+    pub fn leaves_decide(&self, slot: usize, s: &Scratch, class: u32) -> Alone {
+        let family = s
+            .family
+            .get(slot)
+            .and_then(|&f| self.families.get(usize::from(f)));
+        let Some(f) = family.filter(|_| class & class::STATE == 0) else {
+            return Alone::Ask;
+        };
+        let (head, head_blocks) = f.head();
+        if head_blocks > 0 || self.store.pool[f.rest as usize] > 0 {
+            return Alone::Ask;
+        }
+        let (mut first, mut stop) = (NO_STOP, NO_STOP);
+        for &l in &s.at[slot * s.automata..][..head] {
+            let lead = match l {
+                EMPTY => continue,
+                l if l & SINGLE != 0 => l & INDEX,
+                l => self.store.leaf_list(l).first().copied().unwrap_or(NO_STOP),
+            };
+            first = first.min(lead);
+            stop = stop.min(self.store.stop(l).unwrap_or(NO_STOP));
+        }
+        if first == NO_STOP || f.tiers.get(1).is_some_and(|t| first >= t.first) {
+            return Alone::Ask;
+        }
+        let key = &s.keys[slot];
+        let sure = first == stop || f.boxes.get(first as usize).is_some_and(|b| b.holds(key));
+        match self.decides[first as usize] {
+            Some(verdict) if sure => Alone::Decides(first as usize, verdict),
+            _ => Alone::Evaluate,
+        }
+    }
+
     /// Asks for IPv4 rule `rule`'s box, which [`TrieWalk::decided`] reads
     /// when the rule is the packet's first candidate.
     #[inline]
@@ -895,6 +947,48 @@ mod tests {
         }
     }
 
+    /// A splitmix64 stream from `seed`.
+    fn splitmix(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = seed;
+            z = (z ^ z >> 30).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ z >> 27).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ z >> 31
+        }
+    }
+
+    /// One rule's drawn prefixes (8–32 bits) and port range.
+    struct Drawn {
+        src: String,
+        dst: String,
+        lo: u64,
+        hi: u64,
+    }
+
+    /// `n` rules, rule i written by `rule` from drawn prefixes and ports;
+    /// with each rule's two addresses and first port, to draw packets near
+    /// them.
+    fn drawn_rules(
+        n: usize,
+        draw: &mut impl FnMut() -> u64,
+        rule: impl Fn(usize, Drawn) -> String,
+    ) -> (String, Vec<(u32, u32, u16)>) {
+        let mut text = String::new();
+        let mut prefixes = Vec::new();
+        for i in 0..n {
+            let (a, b) = (draw() as u32, draw() as u32);
+            let (la, lb) = (8 + draw() % 25, 8 + draw() % 25);
+            let lo = draw() % 60000;
+            let hi = lo + draw() % 2000;
+            prefixes.push((a, b, lo as u16));
+            let prefix = |addr: u32, len| format!("{}/{len}", std::net::Ipv4Addr::from(addr));
+            let (src, dst) = (prefix(a, la), prefix(b, lb));
+            text += &rule(i, Drawn { src, dst, lo, hi });
+        }
+        (text, prefixes)
+    }
+
     /// The rule the engine prefetches for a walked packet is its first
     /// candidate where the automata hold every rule (the head leaves'
     /// least first rule comes at or before any rule that ends the walk).
@@ -1008,6 +1102,60 @@ mod tests {
         let udp53 = packet(a, b, 17, 53);
         assert!(!holds("allow udp from 10.0.0.0/8 to any 53,55\n", udp53));
         assert!(holds("allow udp from 10.0.0.0/8 to any 53-55\n", udp53));
+    }
+
+    /// Whatever the leaves alone say (`leaves_decide`), the merged walk
+    /// says the same; and they decide some packets, and not others.
+    #[test]
+    fn the_leaves_decide_as_the_merged_walk_does() {
+        let mut draw = splitmix(0x0123_4567_89ab_cdef);
+        let (text, prefixes) = drawn_rules(2000, &mut draw, |i, d| {
+            let (src, dst, lo, hi) = (d.src, d.dst, d.lo, d.hi);
+            match i % 5 {
+                0 => format!("deny tcp from {src} to {dst} {lo}-{hi}\n"),
+                1 => format!("allow udp from any to {dst} {lo},{hi}\n"),
+                2 => format!("count ip from {src} to any\n"),
+                3 => format!("deny tcp from {src} to any {lo} setup\n"),
+                _ => format!("allow ip from {src} to {dst} keep-state\n"),
+            }
+        });
+        let prog = program(&text);
+        let t = TrieClassifier::build(&prog);
+        let mut s = t.scratch();
+        let packets: Vec<Packet> = (0..2000)
+            .map(|n| {
+                // Half of them to the rule's first port.
+                let (a, b, lo) = prefixes[(draw() % 2000) as usize];
+                let port = if n % 2 == 0 { lo } else { draw() as u16 };
+                let (a, b) = (a ^ (draw() as u32 & 0xff), b ^ (draw() as u32 & 0xff));
+                packet(a, b, [6, 17, 1][n % 3], port)
+            })
+            .collect();
+        let (mut decides, mut evaluate) = (0, 0);
+        for batch in packets.chunks(BATCH) {
+            t.walk_batch(batch, &mut s);
+            for (slot, p) in batch.iter().enumerate() {
+                let class = crate::packet_class(p);
+                let alone = t.leaves_decide(slot, &s, class);
+                let merged = t.merge(slot, &mut s, class, prog.default_index());
+                let merged = merged.and_then(|mut w| w.decided());
+                match alone {
+                    Alone::Decides(rule, verdict) => {
+                        assert_eq!(merged, Some((rule, verdict)), "{p:?}");
+                        decides += 1;
+                    }
+                    Alone::Evaluate => {
+                        assert_eq!(merged, None, "{p:?}");
+                        evaluate += 1;
+                    }
+                    Alone::Ask => {}
+                }
+            }
+        }
+        assert!(
+            decides > 50 && evaluate > 50,
+            "{decides} decided, {evaluate} not"
+        );
     }
 
     /// A big group's attempt may spend less the bigger it is; up to
@@ -1138,38 +1286,23 @@ mod tests {
     /// the scalar walk; the test then says so and checks nothing.)
     #[test]
     fn lanes_end_where_scalar_rounds_end() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut draw = move || {
-            // splitmix64
-            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = seed;
-            z = (z ^ z >> 30).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ z >> 27).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ z >> 31
-        };
-        let mut text = String::new();
-        let mut prefixes = Vec::new();
-        for i in 0..3000 {
-            let (a, b) = (draw() as u32, draw() as u32);
-            let (la, lb) = (8 + draw() % 25, 8 + draw() % 25);
-            let lo = draw() % 60000;
-            let hi = lo + draw() % 2000;
-            prefixes.push((a, b));
-            let (a, b) = (std::net::Ipv4Addr::from(a), std::net::Ipv4Addr::from(b));
-            text += &match i % 4 {
-                0 => format!("allow tcp from {a}/{la} to {b}/{lb} {lo}-{hi}\n"),
-                1 => format!("deny udp from any to {b}/{lb} {lo}\n"),
-                2 => format!("count ip from {a}/{la} to any\n"),
+        let mut draw = splitmix(0x9e37_79b9_7f4a_7c15);
+        let (text, prefixes) = drawn_rules(3000, &mut draw, |i, d| {
+            let (src, dst, lo, hi) = (d.src, d.dst, d.lo, d.hi);
+            match i % 4 {
+                0 => format!("allow tcp from {src} to {dst} {lo}-{hi}\n"),
+                1 => format!("deny udp from any to {dst} {lo}\n"),
+                2 => format!("count ip from {src} to any\n"),
                 _ => format!("allow tcp from 2001:db8:{:x}::/48 to any {lo}\n", i),
-            };
-        }
+            }
+        });
         let prog = program(&text);
         let mut t = TrieClassifier::build(&prog);
         let mut s = t.scratch();
         let m = s.automata;
         let mut packets = Vec::new();
         for n in 0..400 {
-            let (a, b) = prefixes[(draw() % 3000) as usize];
+            let (a, b, _) = prefixes[(draw() % 3000) as usize];
             let mut p = packet(
                 a ^ (draw() as u32 & 0xff),
                 b ^ (draw() as u32 & 0xffff),
