@@ -102,6 +102,16 @@ impl Store {
         self.list(leaf & INDEX)
     }
 
+    /// A leaf's first rule, if it has any.
+    #[inline(always)]
+    pub fn first(&self, leaf: u32) -> Option<u32> {
+        match leaf {
+            EMPTY => None,
+            l if l & SINGLE != 0 => Some(l & INDEX),
+            l => self.leaf_list(l).first().copied(),
+        }
+    }
+
     /// The rule at which every walk through this leaf ends, if any.
     #[inline(always)]
     pub fn stop(&self, leaf: u32) -> Option<u32> {

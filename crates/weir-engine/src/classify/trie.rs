@@ -277,10 +277,8 @@ impl TrieWalk<'_> {
             return None;
         }
         let first = self.first_at(0)?;
-        let verdict = self.decides[first as usize]?;
-        let sure = first == self.stop
-            || (self.family.boxes.get(first as usize)).is_some_and(|b| b.holds(self.key));
-        sure.then_some((first as usize, verdict))
+        let verdict = sure_verdict(self.decides, self.family, first, self.stop, self.key)?;
+        Some((first as usize, verdict))
     }
 
     /// The first candidate at or after rule `i`, if any.
@@ -347,6 +345,22 @@ impl Walk for TrieWalk<'_> {
     fn next(&mut self, i: usize) -> usize {
         self.first_at(i).map_or(self.last, |r| r as usize)
     }
+}
+
+/// Rule `first`'s verdict when the packet surely matches it (it is the
+/// walk's `stop`, or the key is inside its box) and, matched, it only
+/// allows or denies: the classifier decides alone.
+#[inline(always)]
+fn sure_verdict(
+    decides: &[Option<Verdict>],
+    f: &Family,
+    first: u32,
+    stop: u32,
+    key: &[u64; FIELDS],
+) -> Option<Verdict> {
+    let verdict = decides[first as usize]?;
+    let sure = first == stop || f.boxes.get(first as usize).is_some_and(|b| b.holds(key));
+    sure.then_some(verdict)
 }
 
 /// What a packet's head leaves alone say ([`TrieClassifier::leaves_decide`]).
@@ -697,14 +711,7 @@ impl TrieClassifier {
         let f = self.families.get(usize::from(*s.family.get(slot)?))?;
         let (head, _) = f.head();
         let leaves = s.at.get(slot * s.automata..)?.get(..head)?;
-        leaves
-            .iter()
-            .filter_map(|&l| match l {
-                EMPTY => None,
-                l if l & SINGLE != 0 => Some(l & INDEX),
-                l => self.store.leaf_list(l).first().copied(),
-            })
-            .min()
+        leaves.iter().filter_map(|&l| self.store.first(l)).min()
     }
 
     /// What [`TrieWalk::decided`] would answer for the packet in `s`'s
@@ -727,22 +734,15 @@ impl TrieClassifier {
         }
         let (mut first, mut stop) = (NO_STOP, NO_STOP);
         for &l in &s.at[slot * s.automata..][..head] {
-            let lead = match l {
-                EMPTY => continue,
-                l if l & SINGLE != 0 => l & INDEX,
-                l => self.store.leaf_list(l).first().copied().unwrap_or(NO_STOP),
-            };
-            first = first.min(lead);
+            first = first.min(self.store.first(l).unwrap_or(NO_STOP));
             stop = stop.min(self.store.stop(l).unwrap_or(NO_STOP));
         }
         if first == NO_STOP || f.tiers.get(1).is_some_and(|t| first >= t.first) {
             return Alone::Ask;
         }
-        let key = &s.keys[slot];
-        let sure = first == stop || f.boxes.get(first as usize).is_some_and(|b| b.holds(key));
-        match self.decides[first as usize] {
-            Some(verdict) if sure => Alone::Decides(first as usize, verdict),
-            _ => Alone::Evaluate,
+        match sure_verdict(&self.decides, f, first, stop, &s.keys[slot]) {
+            Some(verdict) => Alone::Decides(first as usize, verdict),
+            None => Alone::Evaluate,
         }
     }
 
