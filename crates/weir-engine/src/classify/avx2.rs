@@ -209,14 +209,16 @@ fn step(
     let in_block = _mm256_and_si256(linear, _mm256_cmpgt_epi32(starts, passed));
     let at = _mm256_min_epu32(_mm256_add_epi32(blocks_at, block), last_node);
     let pair = gather(zero, in_block, at, nodes);
-    let second = _mm256_cmpgt_epi32(starts, _mm256_add_epi32(passed, one));
+    // The block's starts at or below v (masks are -1: subtracted).
+    let has_second = _mm256_cmpgt_epi32(starts, _mm256_add_epi32(passed, one));
     let pos = _mm256_sub_epi32(passed, _mm256_and_si256(in_block, at_most_v(lo(pair))));
-    let second = _mm256_and_si256(_mm256_and_si256(in_block, second), at_most_v(hi(pair)));
+    let second = _mm256_and_si256(in_block, has_second);
+    let pos = _mm256_sub_epi32(pos, _mm256_and_si256(second, at_most_v(hi(pair))));
     // The blocks' words, ⌈starts / 3⌉ (× 11 >> 5 divides by 3 up to 17).
     let rounded = _mm256_add_epi32(starts, _mm256_set1_epi32(2));
     let block_words = _mm256_srli_epi32::<5>(_mm256_mullo_epi32(rounded, _mm256_set1_epi32(11)));
     let children = _mm256_add_epi32(blocks_at, block_words);
-    let listed_child = _mm256_add_epi32(children, _mm256_sub_epi32(pos, second));
+    let listed_child = _mm256_add_epi32(children, pos);
 
     // Bitmap nodes: the set bits up to v, from the word's running count.
     let half_shift = _mm256_slli_epi32::<4>(_mm256_and_si256(w, one));

@@ -195,14 +195,19 @@ fn step(
     let in_block = linear & _mm512_cmplt_epu32_mask(passed, starts);
     let at = _mm512_min_epu32(_mm512_add_epi32(blocks_at, block), last_node);
     let pair = gather(zero, in_block, at, nodes);
-    let second = in_block & _mm512_cmplt_epu32_mask(_mm512_add_epi32(passed, one), starts);
+    let has_second = in_block & _mm512_cmplt_epu32_mask(_mm512_add_epi32(passed, one), starts);
     let pos = _mm512_mask_add_epi32(
         passed,
         in_block & _mm512_cmple_epu32_mask(lo(pair), v),
         passed,
         one,
     );
-    let pos = _mm512_mask_add_epi32(pos, second & _mm512_cmple_epu32_mask(hi(pair), v), pos, one);
+    let pos = _mm512_mask_add_epi32(
+        pos,
+        has_second & _mm512_cmple_epu32_mask(hi(pair), v),
+        pos,
+        one,
+    );
     // The blocks' words, ⌈starts / 3⌉ (× 11 >> 5 divides by 3 up to 17).
     let rounded = _mm512_add_epi32(starts, _mm512_set1_epi32(2));
     let block_words = _mm512_srli_epi32::<5>(_mm512_mullo_epi32(rounded, _mm512_set1_epi32(11)));
