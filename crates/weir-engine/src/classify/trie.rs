@@ -41,9 +41,11 @@ use weir_wire::Packet;
 /// Most packets walked together by [`TrieClassifier::walk_batch`]: as
 /// many as the walk in lanes takes (its last few walks, which leave lanes
 /// idle, are then a small part of a batch's).
-pub const BATCH: usize = 64;
+pub const BATCH: usize = 128;
 /// Packets walked together in scalar rounds (more did not help).
 const SCALAR_BATCH: usize = 16;
+/// Walks the lanes leave unfinished that `finish_tail` steps together.
+const TAIL: usize = 8;
 /// Most automata per family (each costs a walk per packet).
 const MAX_AUTOMATA: usize = 12;
 /// A family of more rules than this that the automata cannot hold whole
@@ -386,6 +388,23 @@ fn step_round(store: &Store, at: &mut [u32], key: &[u64; FIELDS]) -> bool {
         inner |= *a & LEAF == 0;
     }
     inner
+}
+
+/// Steps the walks `(id, slot)` (`at[id]`, `keys[slot]`) a level each per round until
+/// every one is at a leaf.
+#[inline(always)]
+fn finish_rounds(store: &Store, tail: &[(u32, u32)], at: &mut [u32], keys: &[[u64; FIELDS]]) {
+    let mut inner = true;
+    while inner {
+        inner = false;
+        for &(id, slot) in tail {
+            let a = &mut at[id as usize];
+            if *a & LEAF == 0 {
+                *a = store.step(*a, &keys[slot as usize]);
+                inner |= *a & LEAF == 0;
+            }
+        }
+    }
 }
 
 /// Adds the lists of the leaves `leaves` (the single-rule leaves as one
@@ -754,9 +773,9 @@ impl TrieClassifier {
     }
 
     /// Walks every automaton for each packet of `ps` (at most [`BATCH`]),
-    /// in SIMD lanes where the engine has them, then in scalar rounds
-    /// (which finish what the lanes leave). Packet i's walks end in `s`'s
-    /// slot i.
+    /// in SIMD lanes where the engine has them (the few walks they leave
+    /// finished in scalar steps), else in scalar rounds. Packet i's walks
+    /// end in `s`'s slot i.
     #[inline]
     pub fn walk_batch(&self, ps: &[Packet], s: &mut Scratch) {
         debug_assert!(ps.len() <= BATCH);
@@ -792,6 +811,8 @@ impl TrieClassifier {
             }
             let keys = s.keys.as_flattened();
             lanes.walk(&self.store.nodes, keys, &mut s.at, &s.ids, &s.bases);
+            self.finish_tail(s);
+            return;
         }
         let walks = &walks[..ps.len()];
         #[cfg(target_arch = "x86_64")]
@@ -804,6 +825,57 @@ impl TrieClassifier {
             return;
         }
         self.rounds(walks, s);
+    }
+
+    /// Finishes the few walks the lanes leave short of a leaf (the last of
+    /// the queue), found in one pass over the queue: rounds over every
+    /// slot would scan the whole batch once a level.
+    #[inline]
+    fn finish_tail(&self, s: &mut Scratch) {
+        let Scratch {
+            at,
+            keys,
+            ids,
+            bases,
+            ..
+        } = s;
+        let mut tail = [(0u32, 0u32); TAIL];
+        let mut n = 0;
+        for (&id, &base) in ids.iter().zip(bases.iter()) {
+            if at[id as usize] & LEAF != 0 {
+                continue;
+            }
+            if n == TAIL {
+                // More than the lanes leave: finish those found so far.
+                self.finish_rounds(&tail, at, keys);
+                n = 0;
+            }
+            tail[n] = (id, base / FIELDS as u32);
+            n += 1;
+        }
+        self.finish_rounds(&tail[..n], at, keys);
+    }
+
+    /// Steps the walks `(id, slot)` a level each per round until each is
+    /// at a leaf (their cache misses overlap).
+    #[inline]
+    fn finish_rounds(&self, tail: &[(u32, u32)], at: &mut [u32], keys: &[[u64; FIELDS]]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.popcnt {
+            // SAFETY: `popcnt` is only set where the CPU has POPCNT.
+            #[allow(unsafe_code)]
+            unsafe {
+                self.finish_rounds_popcnt(tail, at, keys)
+            };
+            return;
+        }
+        finish_rounds(&self.store, tail, at, keys);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn finish_rounds_popcnt(&self, tail: &[(u32, u32)], at: &mut [u32], keys: &[[u64; FIELDS]]) {
+        finish_rounds(&self.store, tail, at, keys);
     }
 
     /// The scalar rounds with the POPCNT instruction for the bitmap
@@ -1282,7 +1354,8 @@ mod tests {
 
     /// Each walk in SIMD lanes this CPU has ends every walk in the same
     /// leaf as the scalar rounds: IPv4 and IPv6, listed and bitmap nodes,
-    /// batches of every size up to [`BATCH`]. (A CPU without AVX2 has only
+    /// batches of every size up to [`BATCH`]; and so does the scalar tail
+    /// the lanes leave, whatever its length. (A CPU without AVX2 has only
     /// the scalar walk; the test then says so and checks nothing.)
     #[test]
     fn lanes_end_where_scalar_rounds_end() {
@@ -1322,15 +1395,27 @@ mod tests {
             eprintln!("no SIMD walk on this CPU: nothing to compare");
         }
         for simd in vectors {
+            let mut most_queued = 0;
             for (k, batch) in packets.chunks(BATCH).chain(packets.chunks(7)).enumerate() {
                 t.use_simd(simd);
                 assert_eq!(t.simd(), simd);
                 t.walk_batch(batch, &mut s);
                 let ended = s.at[..batch.len() * m].to_vec();
+                // The scalar tail alone, given every queued walk back at
+                // its root (far more than the lanes leave), ends them
+                // where the lanes did.
+                most_queued = most_queued.max(s.ids.len());
+                for &id in &s.ids {
+                    let (slot, j) = (id as usize / m, id as usize % m);
+                    s.at[id as usize] = t.families[usize::from(s.family[slot])].roots[j];
+                }
+                t.finish_tail(&mut s);
+                assert_eq!(ended, s.at[..batch.len() * m], "tail, batch {k}");
                 t.use_simd(Simd::Off);
                 t.walk_batch(batch, &mut s);
                 assert_eq!(ended, s.at[..batch.len() * m], "{simd:?}, batch {k}");
             }
+            assert!(most_queued > 4 * TAIL, "{most_queued} walks queued at most");
         }
     }
 
