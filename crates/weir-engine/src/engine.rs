@@ -317,6 +317,14 @@ pub enum WalkKind {
 /// 1 rule 166 instructions linear vs 299 classified; 12 rules 742 vs 398.
 pub const CLASSIFY_FROM_RULES: usize = 8;
 
+/// A pass's deciding rule and verdict, as a decision.
+fn by_rule((rule, verdict): (usize, Verdict)) -> Decision {
+    Decision {
+        rule: Some(rule),
+        verdict,
+    }
+}
+
 impl Engine {
     /// An engine with every setting at its default: the classifier on when
     /// it pays (rulesets of more than [`CLASSIFY_FROM_RULES`] rules that are
@@ -655,7 +663,17 @@ impl Engine {
             for (slot, p) in chunk.iter().enumerate() {
                 before(self, k * batch + slot);
                 let slot = walked.then_some(slot);
-                out.push(self.decide_walked(p, slot, &mut NoObserver));
+                // The common case's rule and verdict go straight into
+                // `out`: a `Decision` merged from every case is built on
+                // the stack, and copying it out waited on those stores
+                // (17% of this loop's time at 10k rules).
+                if self.ip_alone(p) {
+                    let (rule, verdict) = self.decide_ip(p, slot, &mut NoObserver);
+                    let rule = Some(rule);
+                    out.push(Decision { rule, verdict });
+                } else {
+                    out.push(self.decide_walked(p, slot, &mut NoObserver));
+                }
             }
         }
     }
@@ -670,6 +688,11 @@ impl Engine {
         slot: Option<usize>,
         obs: &mut O,
     ) -> Decision {
+        if self.ip_alone(p) {
+            let (rule, verdict) = self.decide_ip(p, slot, obs);
+            let rule = Some(rule);
+            return Decision { rule, verdict };
+        }
         self.stats.packets += 1;
         let mut ctx = Ctx::new(self.stats.packets);
         // With net.link.ether.ipfw, an Ethernet frame also passes the rules
@@ -681,7 +704,7 @@ impl Engine {
                 self.layer2_pass(p, &mut ctx, obs)
             }
             L3::Ip if layer2 => self.two_passes(p, slot, &mut ctx, obs),
-            L3::Ip => self.pass(p, slot, false, &mut ctx, obs),
+            L3::Ip => by_rule(self.pass(p, slot, false, &mut ctx, obs)),
             L3::NonIp => {
                 self.stats.non_ip += 1;
                 Decision {
@@ -697,11 +720,40 @@ impl Engine {
                 }
             }
         };
-        match decision.verdict {
+        self.tally(decision.verdict);
+        decision
+    }
+
+    /// Whether packet `p` is an IP packet that passes the rules once, at
+    /// layer 3: the common case, which [`decide_ip`](Self::decide_ip) takes.
+    #[inline(always)]
+    fn ip_alone(&self, p: &Packet) -> bool {
+        p.l3 == L3::Ip && !(self.shared.program.layer2 && p.has_mac)
+    }
+
+    /// An IP packet's one pass (see [`ip_alone`](Self::ip_alone)): its rule
+    /// and verdict.
+    #[inline(always)]
+    fn decide_ip<O: Observer>(
+        &mut self,
+        p: &Packet,
+        slot: Option<usize>,
+        obs: &mut O,
+    ) -> (usize, Verdict) {
+        self.stats.packets += 1;
+        let mut ctx = Ctx::new(self.stats.packets);
+        let (rule, verdict) = self.pass(p, slot, false, &mut ctx, obs);
+        self.tally(verdict);
+        (rule, verdict)
+    }
+
+    /// Counts a decided packet's verdict.
+    #[inline(always)]
+    fn tally(&mut self, verdict: Verdict) {
+        match verdict {
             Verdict::Pass => self.stats.passed += 1,
             Verdict::Drop => self.stats.dropped += 1,
         }
-        decision
     }
 
     /// An Ethernet frame's two passes, in the kernel's order (ipfw(8)
@@ -718,7 +770,7 @@ impl Engine {
         obs: &mut O,
     ) -> Decision {
         if p.direction == weir_wire::Direction::Out {
-            let ip = self.pass(p, slot, false, ctx, obs);
+            let ip = by_rule(self.pass(p, slot, false, ctx, obs));
             if ip.verdict == Verdict::Drop {
                 return ip;
             }
@@ -728,7 +780,7 @@ impl Engine {
         if frame.verdict == Verdict::Drop {
             return frame;
         }
-        match self.pass(p, slot, false, ctx, obs) {
+        match by_rule(self.pass(p, slot, false, ctx, obs)) {
             ip if ip.verdict == Verdict::Drop => ip,
             _ => frame,
         }
@@ -741,11 +793,12 @@ impl Engine {
         ctx.layer2 = true;
         let d = self.pass(p, None, true, ctx, obs);
         ctx.layer2 = false;
-        d
+        by_rule(d)
     }
 
     /// One pass of a packet through the rules: its state looked up under
     /// each state name, then the walk (every rule in the layer-2 pass).
+    /// Returns the deciding rule and the verdict.
     #[inline(always)]
     fn pass<O: Observer>(
         &mut self,
@@ -754,7 +807,7 @@ impl Engine {
         linear: bool,
         ctx: &mut Ctx,
         obs: &mut O,
-    ) -> Decision {
+    ) -> (usize, Verdict) {
         let index = self.stats.packets;
         let dispatch = self.dispatch;
         let Engine {
@@ -796,17 +849,13 @@ impl Engine {
             state: &mut state,
             ctx,
         };
-        let (rule, verdict) = match dispatch {
+        match dispatch {
             DispatchKind::Match => {
                 walk.evaluate::<MatchDispatch, O>(program, env, p, counters, &mut log, obs)
             }
             DispatchKind::Table => {
                 walk.evaluate::<TableDispatch, O>(program, env, p, counters, &mut log, obs)
             }
-        };
-        Decision {
-            rule: Some(rule),
-            verdict,
         }
     }
 
@@ -996,6 +1045,36 @@ mod tests {
             (e.env().me.clone(), e.env().fib, e.env().seed),
             (vec![(v4_mapped(1), 4)], 3, 9)
         );
+    }
+
+    /// One by one or in a batch, every packet is counted once, by its
+    /// verdict, and non-IP and malformed frames apart: IP packets take
+    /// `decide_ip`, the others `decide_walked`'s cases.
+    #[test]
+    fn each_packet_is_counted_by_its_verdict() {
+        let mut packets: Vec<Packet> = (1..=40).map(tcp_to).collect();
+        packets.push(Packet {
+            l3: L3::NonIp,
+            ..Packet::default()
+        });
+        packets.push(Packet {
+            l3: L3::Malformed(weir_wire::Malformed::TruncatedL4),
+            ..Packet::default()
+        });
+        let text = "100 deny tcp from any to any 1-15\n200 allow ip from any to any\n";
+        let prog = || crate::load(text, &weir_rules::Names::default(), &Default::default());
+        let mut one = Engine::builder(prog().expect("rules")).build();
+        let each: Vec<Decision> = packets.iter().map(|p| one.decide(p)).collect();
+        let mut batched = Engine::builder(prog().expect("rules")).build();
+        let mut out = Vec::new();
+        batched.decide_batch(&packets, &mut out);
+        assert_eq!(each, out);
+        for e in [&one, &batched] {
+            let s = e.stats();
+            // Ports 1-15 dropped, 16-40 and the non-IP frame passed (the
+            // default policy), the malformed one dropped.
+            assert_eq!((s.packets, s.passed, s.dropped, s.non_ip), (42, 26, 16, 1));
+        }
     }
 
     /// Workers share one program and classifier and count on their own;
