@@ -668,9 +668,7 @@ impl Engine {
                 // the stack, and copying it out waited on those stores
                 // (17% of this loop's time at 10k rules).
                 if self.ip_alone(p) {
-                    let (rule, verdict) = self.decide_ip(p, slot, &mut NoObserver);
-                    let rule = Some(rule);
-                    out.push(Decision { rule, verdict });
+                    out.push(by_rule(self.decide_ip(p, slot, &mut NoObserver)));
                 } else {
                     out.push(self.decide_walked(p, slot, &mut NoObserver));
                 }
@@ -689,9 +687,7 @@ impl Engine {
         obs: &mut O,
     ) -> Decision {
         if self.ip_alone(p) {
-            let (rule, verdict) = self.decide_ip(p, slot, obs);
-            let rule = Some(rule);
-            return Decision { rule, verdict };
+            return by_rule(self.decide_ip(p, slot, obs));
         }
         self.stats.packets += 1;
         let mut ctx = Ctx::new(self.stats.packets);
@@ -703,8 +699,8 @@ impl Engine {
                 self.stats.non_ip += 1;
                 self.layer2_pass(p, &mut ctx, obs)
             }
-            L3::Ip if layer2 => self.two_passes(p, slot, &mut ctx, obs),
-            L3::Ip => by_rule(self.pass(p, slot, false, &mut ctx, obs)),
+            // The rest of IP packets took `decide_ip`.
+            L3::Ip => self.two_passes(p, slot, &mut ctx, obs),
             L3::NonIp => {
                 self.stats.non_ip += 1;
                 Decision {

@@ -390,8 +390,8 @@ fn step_round(store: &Store, at: &mut [u32], key: &[u64; FIELDS]) -> bool {
     inner
 }
 
-/// Steps the walks `(id, slot)` (`at[id]`, `keys[slot]`) a level each per round until
-/// every one is at a leaf.
+/// Steps the walks `(id, slot)` (`at[id]`, `keys[slot]`) a level each per
+/// round until every one is at a leaf.
 #[inline(always)]
 fn finish_rounds(store: &Store, tail: &[(u32, u32)], at: &mut [u32], keys: &[[u64; FIELDS]]) {
     let mut inner = true;
