@@ -811,8 +811,6 @@ impl TrieClassifier {
             }
             let keys = s.keys.as_flattened();
             lanes.walk(&self.store.nodes, keys, &mut s.at, &s.ids, &s.bases);
-            self.finish_tail(s);
-            return;
         }
         let walks = &walks[..ps.len()];
         #[cfg(target_arch = "x86_64")]
@@ -820,17 +818,36 @@ impl TrieClassifier {
             // SAFETY: `popcnt` is only set where the CPU has POPCNT.
             #[allow(unsafe_code)]
             unsafe {
-                self.rounds_popcnt(walks, s)
+                self.scalar_steps_popcnt(walks, s)
             };
             return;
         }
-        self.rounds(walks, s);
+        self.scalar_steps(walks, s);
+    }
+
+    /// The scalar steps of a batch: the few walks the lanes leave, or
+    /// without lanes every walk, in rounds.
+    #[inline(always)]
+    fn scalar_steps(&self, walks: &[u8], s: &mut Scratch) {
+        match self.lanes {
+            Some(_) => self.finish_tail(s),
+            None => self.rounds(walks, s),
+        }
+    }
+
+    /// The scalar steps with the POPCNT instruction for the bitmap nodes'
+    /// ranks (x86-64's baseline has none, and Rust's fallback is a dozen
+    /// instructions).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn scalar_steps_popcnt(&self, walks: &[u8], s: &mut Scratch) {
+        self.scalar_steps(walks, s);
     }
 
     /// Finishes the few walks the lanes leave short of a leaf (the last of
     /// the queue), found in one pass over the queue: rounds over every
     /// slot would scan the whole batch once a level.
-    #[inline]
+    #[inline(always)]
     fn finish_tail(&self, s: &mut Scratch) {
         let Scratch {
             at,
@@ -847,44 +864,13 @@ impl TrieClassifier {
             }
             if n == TAIL {
                 // More than the lanes leave: finish those found so far.
-                self.finish_rounds(&tail, at, keys);
+                finish_rounds(&self.store, &tail, at, keys);
                 n = 0;
             }
             tail[n] = (id, base / FIELDS as u32);
             n += 1;
         }
-        self.finish_rounds(&tail[..n], at, keys);
-    }
-
-    /// Steps the walks `(id, slot)` a level each per round until each is
-    /// at a leaf (their cache misses overlap).
-    #[inline]
-    fn finish_rounds(&self, tail: &[(u32, u32)], at: &mut [u32], keys: &[[u64; FIELDS]]) {
-        #[cfg(target_arch = "x86_64")]
-        if self.popcnt {
-            // SAFETY: `popcnt` is only set where the CPU has POPCNT.
-            #[allow(unsafe_code)]
-            unsafe {
-                self.finish_rounds_popcnt(tail, at, keys)
-            };
-            return;
-        }
-        finish_rounds(&self.store, tail, at, keys);
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt")]
-    fn finish_rounds_popcnt(&self, tail: &[(u32, u32)], at: &mut [u32], keys: &[[u64; FIELDS]]) {
-        finish_rounds(&self.store, tail, at, keys);
-    }
-
-    /// The scalar rounds with the POPCNT instruction for the bitmap
-    /// nodes' ranks (x86-64's baseline has none, and Rust's fallback is
-    /// a dozen instructions).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt")]
-    fn rounds_popcnt(&self, walks: &[u8], s: &mut Scratch) {
-        self.rounds(walks, s);
+        finish_rounds(&self.store, &tail[..n], at, keys);
     }
 
     /// Steps the walks not yet at a leaf (slot i has `walks[i]`), a level
