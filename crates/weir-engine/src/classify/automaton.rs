@@ -822,7 +822,7 @@ fn low_mask(bits: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify::lanes::{Lanes, Simd};
+    use crate::classify::lanes::{Lanes, Queue, Simd};
 
     /// Every node, listed or bitmap, at every level width the builder
     /// makes, leads each value to its segment: in the scalar step and in
@@ -885,9 +885,11 @@ mod tests {
                     for simd in Simd::here() {
                         let lanes = Lanes::pick(simd).expect("runs here");
                         let mut at = vec![0; values.len()];
-                        let ids: Vec<u32> = (0..values.len() as u32).collect();
-                        let bases: Vec<u32> = ids.iter().map(|i| i * FIELDS as u32).collect();
-                        lanes.walk(&store.nodes, keys.as_flattened(), &mut at, &ids, &bases);
+                        let mut queue = Queue::default();
+                        for i in 0..values.len() as u32 {
+                            queue.push(i, i * FIELDS as u32, 0);
+                        }
+                        lanes.walk(&store.nodes, keys.as_flattened(), &mut at, &queue);
                         for (&a, &v) in at.iter().zip(&values) {
                             // The last few walks are left to the scalar
                             // rounds: still at the node.

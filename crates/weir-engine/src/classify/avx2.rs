@@ -19,7 +19,8 @@
 
 #![allow(unsafe_code)]
 
-use super::automaton::{LEAF, LINEAR_SEGMENTS};
+use super::automaton::LINEAR_SEGMENTS;
+use super::lanes::Queue;
 use core::arch::x86_64::*;
 
 /// Proof that this CPU has AVX2: made only by [`Avx2::detect`].
@@ -31,14 +32,13 @@ impl Avx2 {
         is_x86_feature_detected!("avx2").then_some(Avx2(()))
     }
 
-    /// Walks the queued walks: walk `q` starts at node `at[ids[q]]` and
-    /// reads the key whose fields are `keys[bases[q]..]`; where it ends (a
+    /// Walks the queued walks (`Queue` says how); where each ends (a
     /// leaf, or for the last few walks a node to go on from) is written
-    /// back to `at[ids[q]]`. No id is queued twice.
+    /// to its place in `at`.
     #[inline]
-    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], ids: &[u32], bases: &[u32]) {
+    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
         // SAFETY: an `Avx2` exists only where `detect` found the feature.
-        unsafe { walk(nodes, keys, at, ids, bases) }
+        unsafe { walk(nodes, keys, at, queue) }
     }
 }
 
@@ -63,8 +63,9 @@ struct Group {
 }
 
 #[target_feature(enable = "avx2")]
-fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], ids: &[u32], bases: &[u32]) {
-    let total = ids.len().min(bases.len());
+fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
+    let total = queue.len();
+    let (ids, bases, starts) = (&queue.ids, &queue.bases, &queue.starts);
     if total == 0 || nodes.is_empty() || keys.is_empty() || at.is_empty() {
         return;
     }
@@ -85,7 +86,7 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], ids: &[u32], bases: &[u32])
                 let id = ids[next];
                 l.id[lane] = id;
                 l.base[lane] = bases[next];
-                l.cur[lane] = at.get(id as usize).copied().unwrap_or(LEAF);
+                l.cur[lane] = starts[next];
                 l.live |= 1 << lane;
                 next += 1;
             }

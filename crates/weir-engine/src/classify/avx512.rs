@@ -21,6 +21,7 @@
 #![allow(unsafe_code)]
 
 use super::automaton::{LEAF, LINEAR_SEGMENTS};
+use super::lanes::Queue;
 use core::arch::x86_64::*;
 
 /// Proof that this CPU has what [`walk`] uses (AVX-512F, VPOPCNTDQ and
@@ -36,20 +37,20 @@ impl Avx512 {
         ok.then_some(Avx512(()))
     }
 
-    /// Walks the queued walks: walk `q` starts at node `at[ids[q]]` and
-    /// reads the key whose fields are `keys[bases[q]..]`; where it ends (a
+    /// Walks the queued walks (`Queue` says how); where each ends (a
     /// leaf, or for the last few walks a node to go on from) is written
-    /// back to `at[ids[q]]`. No id is queued twice.
+    /// to its place in `at`.
     #[inline]
-    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], ids: &[u32], bases: &[u32]) {
+    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
         // SAFETY: an `Avx512` exists only where `detect` found the features.
-        unsafe { walk(nodes, keys, at, ids, bases) }
+        unsafe { walk(nodes, keys, at, queue) }
     }
 }
 
 #[target_feature(enable = "avx512f,avx512vpopcntdq,bmi2")]
-fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], ids: &[u32], bases: &[u32]) {
-    let total = ids.len().min(bases.len());
+fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
+    let total = queue.len();
+    let (ids, bases, starts) = (&queue.ids, &queue.bases, &queue.starts);
     if total == 0 || nodes.is_empty() || keys.is_empty() || at.is_empty() {
         return;
     }
@@ -74,8 +75,7 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], ids: &[u32], bases: &[u32])
                 let fill = _pdep_u32((1 << take) - 1, u32::from(free)) as u16;
                 l.id = expand(l.id, fill, &ids[next..next + take]);
                 l.base = expand(l.base, fill, &bases[next..next + take]);
-                let roots = gather(zero, fill, _mm512_min_epu32(l.id, last_at), at);
-                l.cur = _mm512_mask_blend_epi32(fill, l.cur, roots);
+                l.cur = expand(l.cur, fill, &starts[next..next + take]);
                 next += take;
                 l.live |= fill;
             }

@@ -92,17 +92,57 @@ impl Lanes {
         }
     }
 
-    /// Walks the queued walks (see `Avx2::walk`): walk `q` starts at node
-    /// `at[ids[q]]` over the key at `keys[bases[q]..]`; where it ends is
-    /// written back to `at[ids[q]]` (a leaf, or for the last few a node
-    /// for the scalar rounds to go on from).
+    /// Walks the queued walks; where each ends is written to its place in
+    /// `at` (a leaf, or for the last few a node for the scalar steps to go
+    /// on from).
     #[inline]
-    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], ids: &[u32], bases: &[u32]) {
+    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Lanes::Avx512(l) => l.walk(nodes, keys, at, ids, bases),
+            Lanes::Avx512(l) => l.walk(nodes, keys, at, queue),
             #[cfg(target_arch = "x86_64")]
-            Lanes::Avx2(l) => l.walk(nodes, keys, at, ids, bases),
+            Lanes::Avx2(l) => l.walk(nodes, keys, at, queue),
         }
+    }
+}
+
+/// The walks queued for the lanes, in order: walk `q` starts at node
+/// `starts[q]`, reads the key whose fields are `keys[bases[q]..]`, and
+/// ends in `at[ids[q]]`. No id is queued twice. The start is queued (not
+/// read back from `at`), so a lane takes its walk with loads of
+/// consecutive words, not a gather.
+#[derive(Default)]
+pub struct Queue {
+    pub ids: Vec<u32>,
+    pub bases: Vec<u32>,
+    pub starts: Vec<u32>,
+}
+
+impl Queue {
+    pub fn with_capacity(n: usize) -> Queue {
+        let v = || Vec::with_capacity(n);
+        Queue {
+            ids: v(),
+            bases: v(),
+            starts: v(),
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.ids.clear();
+        self.bases.clear();
+        self.starts.clear();
+    }
+
+    #[inline(always)]
+    pub fn push(&mut self, id: u32, base: u32, start: u32) {
+        self.ids.push(id);
+        self.bases.push(base);
+        self.starts.push(start);
+    }
+
+    /// Walks queued (the three lists' shortest, whatever was pushed).
+    pub fn len(&self) -> usize {
+        self.ids.len().min(self.bases.len()).min(self.starts.len())
     }
 }

@@ -33,7 +33,7 @@ use super::automaton::{self, Limits, Store, EMPTY, INDEX, LEAF, SINGLE};
 use super::bitgroup::{BitGroup, BIT_GROUP_RULES};
 use super::family::{address_groups, jumped_over, key, needs_state, split, FamilyRules, FIELDS};
 use super::fields::{in_mapped, Constraints};
-use super::lanes::{Lanes, Simd};
+use super::lanes::{Lanes, Queue, Simd};
 use crate::eval::Walk;
 use crate::program::{class, Program, Rule, Verdict};
 use weir_wire::Packet;
@@ -226,10 +226,8 @@ pub struct Scratch {
     keys: [[u64; FIELDS]; BATCH],
     /// Per batch slot, per automaton: where its walk ended.
     at: Vec<u32>,
-    /// The walks left after the roots, for the walk in lanes: their
-    /// places in `at`, and their keys' places in `keys`.
-    ids: Vec<u32>,
-    bases: Vec<u32>,
+    /// The walks left after the roots, for the walk in lanes.
+    queue: Queue,
     automata: usize,
     /// One packet's lists: (offset, length) into the pool, or into `cand`
     /// with the `CAND` bit.
@@ -693,8 +691,7 @@ impl TrieClassifier {
             family: [LINEAR; BATCH],
             keys: [[0; FIELDS]; BATCH],
             at: vec![EMPTY; BATCH * automata],
-            ids: Vec::with_capacity(BATCH * automata),
-            bases: Vec::with_capacity(BATCH * automata),
+            queue: Queue::with_capacity(BATCH * automata),
             automata,
             lists: Vec::with_capacity(lists),
             cursors: Vec::with_capacity(lists),
@@ -799,18 +796,16 @@ impl TrieClassifier {
             s.at[i * m..][..head].copy_from_slice(&f.roots[..head]);
         }
         if let Some(lanes) = self.lanes {
-            s.ids.clear();
-            s.bases.clear();
+            s.queue.clear();
             for (i, &n) in walks.iter().enumerate().take(ps.len()) {
                 for j in i * m..i * m + usize::from(n) {
                     if s.at[j] & LEAF == 0 {
-                        s.ids.push(j as u32);
-                        s.bases.push((i * FIELDS) as u32);
+                        s.queue.push(j as u32, (i * FIELDS) as u32, s.at[j]);
                     }
                 }
             }
             let keys = s.keys.as_flattened();
-            lanes.walk(&self.store.nodes, keys, &mut s.at, &s.ids, &s.bases);
+            lanes.walk(&self.store.nodes, keys, &mut s.at, &s.queue);
         }
         let walks = &walks[..ps.len()];
         #[cfg(target_arch = "x86_64")]
@@ -850,15 +845,11 @@ impl TrieClassifier {
     #[inline(always)]
     fn finish_tail(&self, s: &mut Scratch) {
         let Scratch {
-            at,
-            keys,
-            ids,
-            bases,
-            ..
+            at, keys, queue, ..
         } = s;
         let mut tail = [(0u32, 0u32); TAIL];
         let mut n = 0;
-        for (&id, &base) in ids.iter().zip(bases.iter()) {
+        for (&id, &base) in queue.ids.iter().zip(&queue.bases) {
             if at[id as usize] & LEAF != 0 {
                 continue;
             }
@@ -1390,8 +1381,8 @@ mod tests {
                 // The scalar tail alone, given every queued walk back at
                 // its root (far more than the lanes leave), ends them
                 // where the lanes did.
-                most_queued = most_queued.max(s.ids.len());
-                for &id in &s.ids {
+                most_queued = most_queued.max(s.queue.len());
+                for &id in &s.queue.ids {
                     let (slot, j) = (id as usize / m, id as usize % m);
                     s.at[id as usize] = t.families[usize::from(s.family[slot])].roots[j];
                 }
