@@ -1,4 +1,4 @@
-//! The automata walked in AVX-512 lanes, as rte_acl walks its tries: two
+//! The automata walked in AVX-512 lanes, as rte_acl walks its tries: four
 //! vectors of 16 walks step together, each lane a (packet, automaton)
 //! pair, and a lane whose walk reached a leaf takes the next walk at once,
 //! so lanes are not left idle while the deepest walk of a vector finishes.
@@ -8,7 +8,8 @@
 //! done with gathers: the node's header, the key's four bytes the level
 //! reads, then either the listed node's summary words (which block holds
 //! the value) and its block's word (where in it) or the bitmap's word and
-//! running count, then the child: six gathers a step. Both kinds are
+//! running count, then the child: six gathers a step, each issued for
+//! every vector before the next that waits on it. Both kinds are
 //! worked in every step under masks, in the same gathers: no branch on a
 //! node's kind or on the key. `tests::lanes_end_where_scalar_rounds_end`
 //! (in `trie.rs`) checks that every walk ends in the scalar walk's leaf.
@@ -93,10 +94,7 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
             }
             return;
         }
-        // The groups' steps are independent: their gathers overlap.
-        for l in &mut g {
-            l.cur = step(nodes, keys, l.cur, l.base, l.live, last_node, last_key_byte);
-        }
+        step(nodes, keys, &mut g, last_node, last_key_byte);
         for l in &mut g {
             let done = _mm512_mask_test_epi32_mask(l.live, l.cur, _mm512_set1_epi32(LEAF as i32));
             if done != 0 {
@@ -111,10 +109,12 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
     }
 }
 
-/// Lane groups stepped together (rte_acl's x32 walks two vectors): one
-/// vector's gathers wait on the last, the other's fill the wait. Three or
-/// four measured the same as two.
-const GROUPS: usize = 2;
+/// Lane groups stepped together (rte_acl's x32 walks two vectors): while
+/// one group's gathers wait on memory, the others' are in flight. With
+/// each gather issued for every group in turn (`step`), four were 5% faster
+/// than two at 10k rules and 10–20% at 100k; six and eight, slower
+/// (BENCHMARKS.md, "Four groups' gathers in flight").
+const GROUPS: usize = 4;
 /// Walks left to the scalar rounds once no more are queued.
 const SCALAR_TAIL: u32 = 4;
 
@@ -127,109 +127,173 @@ struct Lanes {
     live: u16,
 }
 
-/// One step of the walks in lanes `live` from nodes `cur`.
+/// `[f(0), f(1), …]` over the groups, as `array::from_fn` would, but
+/// written out in the caller: a closure called from a function without
+/// the caller's target features would not be inlined.
+macro_rules! each {
+    (|$k:ident| $e:expr) => {{
+        let mut out = [_mm512_setzero_si512(); GROUPS];
+        for $k in 0..GROUPS {
+            out[$k] = $e;
+        }
+        out
+    }};
+}
+
+/// One step of every group's live walks. Each gather is issued for every
+/// group before the next one that waits on it (the groups' headers, then
+/// their key bytes, …): one group's loads are in flight while another's
+/// wait.
 #[target_feature(enable = "avx512f,avx512vpopcntdq")]
+#[allow(clippy::needless_range_loop)] // `k` indexes every stage's arrays
 fn step(
     nodes: &[u32],
     keys: &[u64],
-    cur: __m512i,
-    base: __m512i,
-    live: u16,
+    g: &mut [Lanes; GROUPS],
     last_node: __m512i,
     last_key_byte: __m512i,
-) -> __m512i {
+) {
     let zero = _mm512_setzero_si512();
     let one = _mm512_set1_epi32(1);
-    let head = gather(zero, live, _mm512_min_epu32(cur, last_node), nodes);
-    let field = _mm512_and_si512(head, _mm512_set1_epi32(7));
-    let shift = _mm512_and_si512(_mm512_srli_epi32::<3>(head), _mm512_set1_epi32(0x7f));
-    let bits = _mm512_and_si512(_mm512_srli_epi32::<10>(head), _mm512_set1_epi32(0x1f));
-    let n = _mm512_srli_epi32::<15>(head);
+    let mut live = [0u16; GROUPS];
+    for k in 0..GROUPS {
+        live[k] = g[k].live;
+    }
+    let lanes = |k: usize| live[k];
+    let head = each!(|k| gather(zero, lanes(k), _mm512_min_epu32(g[k].cur, last_node), nodes));
+    let bits =
+        each!(|k| _mm512_and_si512(_mm512_srli_epi32::<10>(head[k]), _mm512_set1_epi32(0x1f)));
+    let shift =
+        each!(|k| _mm512_and_si512(_mm512_srli_epi32::<3>(head[k]), _mm512_set1_epi32(0x7f)));
 
     // The key field's bits this level reads: four bytes from the level's
     // first byte (levels read at most 16 bits, from a byte boundary), in
     // one gather.
-    let byte = _mm512_add_epi32(
-        _mm512_slli_epi32::<3>(_mm512_add_epi32(base, field)),
-        _mm512_srli_epi32::<3>(shift),
-    );
-    let word = gather_bytes(live, _mm512_min_epu32(byte, last_key_byte), keys);
-    let wide = _mm512_srlv_epi32(word, _mm512_and_si512(shift, _mm512_set1_epi32(7)));
-    let v = _mm512_and_si512(wide, _mm512_sub_epi32(_mm512_sllv_epi32(one, bits), one));
+    let mut v = [zero; GROUPS];
+    for k in 0..GROUPS {
+        let field = _mm512_and_si512(head[k], _mm512_set1_epi32(7));
+        let byte = _mm512_add_epi32(
+            _mm512_slli_epi32::<3>(_mm512_add_epi32(g[k].base, field)),
+            _mm512_srli_epi32::<3>(shift[k]),
+        );
+        v[k] = gather_bytes(lanes(k), _mm512_min_epu32(byte, last_key_byte), keys);
+    }
+    for k in 0..GROUPS {
+        let wide = _mm512_srlv_epi32(v[k], _mm512_and_si512(shift[k], _mm512_set1_epi32(7)));
+        v[k] = _mm512_and_si512(wide, _mm512_sub_epi32(_mm512_sllv_epi32(one, bits[k]), one));
+    }
 
     // Listed nodes (`LINEAR_SEGMENTS` says how they are laid out): the
     // summary's starts at or below v give its block, the block's word
     // where in it. Bitmap nodes read their word of bits and its running
     // count in the summary's gathers: each lane reads what its node
     // needs, so a step costs the same six gathers whatever its lanes hold.
-    let linear = live & _mm512_cmple_epu32_mask(n, _mm512_set1_epi32(LINEAR_SEGMENTS as i32));
-    let bitmap = live & !linear;
-    let starts = _mm512_sub_epi32(n, one);
-    let first = _mm512_add_epi32(cur, one);
-    let words = _mm512_srli_epi32::<5>(_mm512_sllv_epi32(one, bits));
-    let w = _mm512_srli_epi32::<5>(v);
-    let counts_at = _mm512_add_epi32(_mm512_add_epi32(first, words), _mm512_srli_epi32::<1>(w));
-    let word_at = _mm512_add_epi32(first, w);
-    let more_than = |k: i32| _mm512_cmpgt_epu32_mask(starts, _mm512_set1_epi32(k));
-    let read = |lanes: u16, listed_at: __m512i, other_at: __m512i| {
-        let at = _mm512_mask_blend_epi32(bitmap, listed_at, other_at);
-        gather(zero, lanes | bitmap, _mm512_min_epu32(at, last_node), nodes)
-    };
-    // Bitmap lanes read their running counts and word of bits; listed
-    // lanes, their summary's two words.
-    let summary = linear & more_than(2);
-    let counts = read(summary, first, counts_at);
-    let word = read(linear & more_than(8), _mm512_add_epi32(first, one), word_at);
+    let n = each!(|k| _mm512_srli_epi32::<15>(head[k]));
+    let starts = each!(|k| _mm512_sub_epi32(n[k], one));
+    let first = each!(|k| _mm512_add_epi32(g[k].cur, one));
+    let words = each!(|k| _mm512_srli_epi32::<5>(_mm512_sllv_epi32(one, bits[k])));
+    let w = each!(|k| _mm512_srli_epi32::<5>(v[k]));
+    let more_than = |k: usize, n: i32| _mm512_cmpgt_epu32_mask(starts[k], _mm512_set1_epi32(n));
+    let mut linear = [0u16; GROUPS];
+    let mut bitmap = [0u16; GROUPS];
+    let (mut counts, mut word) = ([zero; GROUPS], [zero; GROUPS]);
+    for k in 0..GROUPS {
+        let listed = _mm512_cmple_epu32_mask(n[k], _mm512_set1_epi32(LINEAR_SEGMENTS as i32));
+        (linear[k], bitmap[k]) = (lanes(k) & listed, lanes(k) & !listed);
+        let read = |lanes: u16, listed_at: __m512i, other_at: __m512i| {
+            let at = _mm512_mask_blend_epi32(bitmap[k], listed_at, other_at);
+            gather(
+                zero,
+                lanes | bitmap[k],
+                _mm512_min_epu32(at, last_node),
+                nodes,
+            )
+        };
+        // Bitmap lanes read their running counts and word of bits; listed
+        // lanes, their summary's two words.
+        let counts_at = _mm512_add_epi32(
+            _mm512_add_epi32(first[k], words[k]),
+            _mm512_srli_epi32::<1>(w[k]),
+        );
+        let word_at = _mm512_add_epi32(first[k], w[k]);
+        counts[k] = read(linear[k] & more_than(k, 2), first[k], counts_at);
+        word[k] = read(
+            linear[k] & more_than(k, 8),
+            _mm512_add_epi32(first[k], one),
+            word_at,
+        );
+    }
     let lo = |x: __m512i| _mm512_and_si512(x, _mm512_set1_epi32(0xffff));
     let hi = |x: __m512i| _mm512_srli_epi32::<16>(x);
-    let mut block = zero;
-    for (k, start) in [lo(counts), hi(counts), lo(word), hi(word)]
-        .into_iter()
-        .enumerate()
-    {
-        let below = linear & more_than(3 * k as i32 + 2) & _mm512_cmple_epu32_mask(start, v);
-        block = _mm512_mask_add_epi32(block, below, block, one);
+    let (mut passed, mut blocks_at, mut in_block, mut pair) = (
+        [zero; GROUPS],
+        [zero; GROUPS],
+        [0u16; GROUPS],
+        [zero; GROUPS],
+    );
+    for k in 0..GROUPS {
+        let mut block = zero;
+        for (i, start) in [lo(counts[k]), hi(counts[k]), lo(word[k]), hi(word[k])]
+            .into_iter()
+            .enumerate()
+        {
+            let below =
+                linear[k] & more_than(k, 3 * i as i32 + 2) & _mm512_cmple_epu32_mask(start, v[k]);
+            block = _mm512_mask_add_epi32(block, below, block, one);
+        }
+        passed[k] = _mm512_add_epi32(block, _mm512_slli_epi32::<1>(block));
+        let summary = linear[k] & more_than(k, 2);
+        blocks_at[k] = _mm512_mask_add_epi32(first[k], summary, first[k], _mm512_set1_epi32(2));
+        in_block[k] = linear[k] & _mm512_cmplt_epu32_mask(passed[k], starts[k]);
+        let at = _mm512_min_epu32(_mm512_add_epi32(blocks_at[k], block), last_node);
+        pair[k] = gather(zero, in_block[k], at, nodes);
     }
-    let passed = _mm512_add_epi32(block, _mm512_slli_epi32::<1>(block));
-    let blocks_at = _mm512_mask_add_epi32(first, summary, first, _mm512_set1_epi32(2));
-    let in_block = linear & _mm512_cmplt_epu32_mask(passed, starts);
-    let at = _mm512_min_epu32(_mm512_add_epi32(blocks_at, block), last_node);
-    let pair = gather(zero, in_block, at, nodes);
-    let has_second = in_block & _mm512_cmplt_epu32_mask(_mm512_add_epi32(passed, one), starts);
-    let pos = _mm512_mask_add_epi32(
-        passed,
-        in_block & _mm512_cmple_epu32_mask(lo(pair), v),
-        passed,
-        one,
-    );
-    let pos = _mm512_mask_add_epi32(
-        pos,
-        has_second & _mm512_cmple_epu32_mask(hi(pair), v),
-        pos,
-        one,
-    );
-    // The blocks' words, ⌈starts / 3⌉ (× 11 >> 5 divides by 3 up to 17).
-    let rounded = _mm512_add_epi32(starts, _mm512_set1_epi32(2));
-    let block_words = _mm512_srli_epi32::<5>(_mm512_mullo_epi32(rounded, _mm512_set1_epi32(11)));
-    let listed_child = _mm512_add_epi32(_mm512_add_epi32(blocks_at, block_words), pos);
+    for k in 0..GROUPS {
+        let has_second =
+            in_block[k] & _mm512_cmplt_epu32_mask(_mm512_add_epi32(passed[k], one), starts[k]);
+        let pos = _mm512_mask_add_epi32(
+            passed[k],
+            in_block[k] & _mm512_cmple_epu32_mask(lo(pair[k]), v[k]),
+            passed[k],
+            one,
+        );
+        let pos = _mm512_mask_add_epi32(
+            pos,
+            has_second & _mm512_cmple_epu32_mask(hi(pair[k]), v[k]),
+            pos,
+            one,
+        );
+        // The blocks' words, ⌈starts / 3⌉ (× 11 >> 5 divides by 3 up to 17).
+        let rounded = _mm512_add_epi32(starts[k], _mm512_set1_epi32(2));
+        let block_words =
+            _mm512_srli_epi32::<5>(_mm512_mullo_epi32(rounded, _mm512_set1_epi32(11)));
+        let listed_child = _mm512_add_epi32(_mm512_add_epi32(blocks_at[k], block_words), pos);
 
-    // Bitmap nodes: the set bits up to v, from the word's running count.
-    let half_shift = _mm512_slli_epi32::<4>(_mm512_and_si512(w, one));
-    let before = _mm512_and_si512(
-        _mm512_srlv_epi32(counts, half_shift),
-        _mm512_set1_epi32(0xffff),
-    );
-    let low = _mm512_sub_epi32(
-        _mm512_set1_epi32(31),
-        _mm512_and_si512(v, _mm512_set1_epi32(31)),
-    );
-    let upto = _mm512_and_si512(word, _mm512_srlv_epi32(_mm512_set1_epi32(-1), low));
-    let rank = _mm512_add_epi32(before, _mm512_popcnt_epi32(upto));
-    let children = _mm512_add_epi32(cur, _mm512_add_epi32(words, _mm512_srli_epi32::<1>(words)));
-    let bitmap_child = _mm512_add_epi32(children, rank);
-
-    let child = _mm512_mask_blend_epi32(linear, bitmap_child, listed_child);
-    gather(cur, live, _mm512_min_epu32(child, last_node), nodes)
+        // Bitmap nodes: the set bits up to v, from the word's running count.
+        let half_shift = _mm512_slli_epi32::<4>(_mm512_and_si512(w[k], one));
+        let before = _mm512_and_si512(
+            _mm512_srlv_epi32(counts[k], half_shift),
+            _mm512_set1_epi32(0xffff),
+        );
+        let low = _mm512_sub_epi32(
+            _mm512_set1_epi32(31),
+            _mm512_and_si512(v[k], _mm512_set1_epi32(31)),
+        );
+        let upto = _mm512_and_si512(word[k], _mm512_srlv_epi32(_mm512_set1_epi32(-1), low));
+        let rank = _mm512_add_epi32(before, _mm512_popcnt_epi32(upto));
+        let children = _mm512_add_epi32(
+            g[k].cur,
+            _mm512_add_epi32(words[k], _mm512_srli_epi32::<1>(words[k])),
+        );
+        let bitmap_child = _mm512_add_epi32(children, rank);
+        let child = _mm512_mask_blend_epi32(linear[k], bitmap_child, listed_child);
+        g[k].cur = gather(
+            g[k].cur,
+            lanes(k),
+            _mm512_min_epu32(child, last_node),
+            nodes,
+        );
+    }
 }
 
 /// Lanes `lanes`: the four bytes of `keys` from byte `idx` (already
