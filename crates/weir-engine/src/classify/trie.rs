@@ -226,6 +226,10 @@ pub struct Scratch {
     keys: [[u64; FIELDS]; BATCH],
     /// Per batch slot, per automaton: where its walk ended.
     at: Vec<u32>,
+    /// Per batch slot: its head leaves' least first rule and least stop
+    /// (`NO_STOP` for none), read once after the walks for the engine's
+    /// rule prefetch and for `leaves_decide`.
+    heads: [(u32, u32); BATCH],
     /// The walks left after the roots, for the walk in lanes.
     queue: Queue,
     automata: usize,
@@ -691,6 +695,7 @@ impl TrieClassifier {
             family: [LINEAR; BATCH],
             keys: [[0; FIELDS]; BATCH],
             at: vec![EMPTY; BATCH * automata],
+            heads: [(NO_STOP, NO_STOP); BATCH],
             queue: Queue::with_capacity(BATCH * automata),
             automata,
             lists: Vec::with_capacity(lists),
@@ -723,11 +728,8 @@ impl TrieClassifier {
     /// most likely starts, so the engine can fetch that rule early.
     #[inline]
     pub fn first_leaf_rule(&self, slot: usize, s: &Scratch) -> Option<u32> {
-        // A packet that walks every rule (`LINEAR`) has no family: None.
-        let f = self.families.get(usize::from(*s.family.get(slot)?))?;
-        let (head, _) = f.head();
-        let leaves = s.at.get(slot * s.automata..)?.get(..head)?;
-        leaves.iter().filter_map(|&l| self.store.first(l)).min()
+        let (first, _) = *s.heads.get(slot)?;
+        (first != NO_STOP).then_some(first)
     }
 
     /// What [`TrieWalk::decided`] would answer for the packet in `s`'s
@@ -744,15 +746,11 @@ impl TrieClassifier {
         let Some(f) = family.filter(|_| class & class::STATE == 0) else {
             return Alone::Ask;
         };
-        let (head, head_blocks) = f.head();
+        let (_, head_blocks) = f.head();
         if head_blocks > 0 || self.store.pool[f.rest as usize] > 0 {
             return Alone::Ask;
         }
-        let (mut first, mut stop) = (NO_STOP, NO_STOP);
-        for &l in &s.at[slot * s.automata..][..head] {
-            first = first.min(self.store.first(l).unwrap_or(NO_STOP));
-            stop = stop.min(self.store.stop(l).unwrap_or(NO_STOP));
-        }
+        let (first, stop) = s.heads[slot];
         if first == NO_STOP || f.tiers.get(1).is_some_and(|t| first >= t.first) {
             return Alone::Ask;
         }
@@ -775,6 +773,27 @@ impl TrieClassifier {
     /// end in `s`'s slot i.
     #[inline]
     pub fn walk_batch(&self, ps: &[Packet], s: &mut Scratch) {
+        self.walk_heads(ps, s);
+        for slot in 0..ps.len() {
+            // A packet that walks every rule (`LINEAR`) has no family.
+            let Some(f) = self.families.get(usize::from(s.family[slot])) else {
+                s.heads[slot] = (NO_STOP, NO_STOP);
+                continue;
+            };
+            let (head, _) = f.head();
+            let (mut first, mut stop) = (NO_STOP, NO_STOP);
+            for &l in &s.at[slot * s.automata..][..head] {
+                first = first.min(self.store.first(l).unwrap_or(NO_STOP));
+                stop = stop.min(self.store.stop(l).unwrap_or(NO_STOP));
+            }
+            s.heads[slot] = (first, stop);
+        }
+    }
+
+    /// The walks of `walk_batch`: each packet's head automata, to their
+    /// leaves.
+    #[inline]
+    fn walk_heads(&self, ps: &[Packet], s: &mut Scratch) {
         debug_assert!(ps.len() <= BATCH);
         let m = s.automata;
         // Per slot: its family's automata.
