@@ -885,10 +885,15 @@ mod tests {
                     for simd in Simd::here() {
                         let lanes = Lanes::pick(simd).expect("runs here");
                         let mut at = vec![0; values.len()];
-                        let mut queue = Queue::default();
-                        for i in 0..values.len() as u32 {
-                            queue.push(i, i * FIELDS as u32, 0);
-                        }
+                        let mut queue = Queue::with_capacity(values.len());
+                        queue.refill(|ids, bases, starts| {
+                            for (i, ((id, base), start)) in
+                                ids.iter_mut().zip(bases).zip(starts).enumerate()
+                            {
+                                (*id, *base, *start) = (i as u32, (i * FIELDS) as u32, 0);
+                            }
+                            values.len()
+                        });
                         lanes.walk(&store.nodes, keys.as_flattened(), &mut at, &queue);
                         for (&a, &v) in at.iter().zip(&values) {
                             // The last few walks are left to the scalar

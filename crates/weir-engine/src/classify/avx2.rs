@@ -65,7 +65,7 @@ struct Group {
 #[target_feature(enable = "avx2")]
 fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
     let total = queue.len();
-    let (ids, bases, starts) = (&queue.ids, &queue.bases, &queue.starts);
+    let (ids, bases, starts) = (queue.ids(), queue.bases(), queue.starts());
     if total == 0 || nodes.is_empty() || keys.is_empty() || at.is_empty() {
         return;
     }

@@ -51,7 +51,7 @@ impl Avx512 {
 #[target_feature(enable = "avx512f,avx512vpopcntdq,bmi2")]
 fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
     let total = queue.len();
-    let (ids, bases, starts) = (&queue.ids, &queue.bases, &queue.starts);
+    let (ids, bases, starts) = (queue.ids(), queue.bases(), queue.starts());
     if total == 0 || nodes.is_empty() || keys.is_empty() || at.is_empty() {
         return;
     }

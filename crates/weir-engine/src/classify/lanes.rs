@@ -110,39 +110,51 @@ impl Lanes {
 /// `starts[q]`, reads the key whose fields are `keys[bases[q]..]`, and
 /// ends in `at[ids[q]]`. No id is queued twice. The start is queued (not
 /// read back from `at`), so a lane takes its walk with loads of
-/// consecutive words, not a gather.
-#[derive(Default)]
+/// consecutive words, not a gather. The buffers are sized once; a refill
+/// writes them through plain slices (pushing to three `Vec`s kept their
+/// lengths in memory: a tenth of `walk_batch`'s time).
+
 pub struct Queue {
-    pub ids: Vec<u32>,
-    pub bases: Vec<u32>,
-    pub starts: Vec<u32>,
+    ids: Box<[u32]>,
+    bases: Box<[u32]>,
+    starts: Box<[u32]>,
+    len: usize,
 }
 
 impl Queue {
+    /// A queue of at most `n` walks.
     pub fn with_capacity(n: usize) -> Queue {
-        let v = || Vec::with_capacity(n);
+        let v = || vec![0; n].into_boxed_slice();
         Queue {
             ids: v(),
             bases: v(),
             starts: v(),
+            len: 0,
         }
     }
 
-    pub fn clear(&mut self) {
-        self.ids.clear();
-        self.bases.clear();
-        self.starts.clear();
-    }
-
+    /// Queues anew: `fill` writes walks `0..k` into the buffers (ids,
+    /// bases, starts; each as long as the capacity) and returns `k`.
     #[inline(always)]
-    pub fn push(&mut self, id: u32, base: u32, start: u32) {
-        self.ids.push(id);
-        self.bases.push(base);
-        self.starts.push(start);
+    pub fn refill(&mut self, fill: impl FnOnce(&mut [u32], &mut [u32], &mut [u32]) -> usize) {
+        let k = fill(&mut self.ids, &mut self.bases, &mut self.starts);
+        self.len = k.min(self.ids.len());
     }
 
-    /// Walks queued (the three lists' shortest, whatever was pushed).
+    pub fn ids(&self) -> &[u32] {
+        &self.ids[..self.len]
+    }
+
+    pub fn bases(&self) -> &[u32] {
+        &self.bases[..self.len]
+    }
+
+    pub fn starts(&self) -> &[u32] {
+        &self.starts[..self.len]
+    }
+
+    /// Walks queued.
     pub fn len(&self) -> usize {
-        self.ids.len().min(self.bases.len()).min(self.starts.len())
+        self.len
     }
 }

@@ -815,14 +815,21 @@ impl TrieClassifier {
             s.at[i * m..][..head].copy_from_slice(&f.roots[..head]);
         }
         if let Some(lanes) = self.lanes {
-            s.queue.clear();
-            for (i, &n) in walks.iter().enumerate().take(ps.len()) {
-                for j in i * m..i * m + usize::from(n) {
-                    if s.at[j] & LEAF == 0 {
-                        s.queue.push(j as u32, (i * FIELDS) as u32, s.at[j]);
+            let at = &s.at;
+            s.queue.refill(|ids, bases, starts| {
+                let mut k = 0;
+                for (i, &n) in walks.iter().enumerate().take(ps.len()) {
+                    let first = i * m;
+                    for (j, &start) in at[first..first + usize::from(n)].iter().enumerate() {
+                        if start & LEAF == 0 {
+                            let id = (first + j) as u32;
+                            (ids[k], bases[k], starts[k]) = (id, (i * FIELDS) as u32, start);
+                            k += 1;
+                        }
                     }
                 }
-            }
+                k
+            });
             let keys = s.keys.as_flattened();
             lanes.walk(&self.store.nodes, keys, &mut s.at, &s.queue);
         }
@@ -868,7 +875,7 @@ impl TrieClassifier {
         } = s;
         let mut tail = [(0u32, 0u32); TAIL];
         let mut n = 0;
-        for (&id, &base) in queue.ids.iter().zip(&queue.bases) {
+        for (&id, &base) in queue.ids().iter().zip(queue.bases()) {
             if at[id as usize] & LEAF != 0 {
                 continue;
             }
@@ -1401,7 +1408,7 @@ mod tests {
                 // its root (far more than the lanes leave), ends them
                 // where the lanes did.
                 most_queued = most_queued.max(s.queue.len());
-                for &id in &s.queue.ids {
+                for &id in s.queue.ids() {
                     let (slot, j) = (id as usize / m, id as usize % m);
                     s.at[id as usize] = t.families[usize::from(s.family[slot])].roots[j];
                 }
