@@ -186,9 +186,15 @@ impl SureBox {
         self.lo[0] > self.hi[0]
     }
 
+    /// Every field tested, without branching on any (`all` with `&&` was
+    /// a call and a branch a field, the key's fields unpredictable).
     #[inline(always)]
     fn holds(&self, key: &[u64; FIELDS]) -> bool {
-        (0..FIELDS).all(|f| u64::from(self.lo[f]) <= key[f] && key[f] <= u64::from(self.hi[f]))
+        let mut inside = true;
+        for ((&k, &lo), &hi) in key.iter().zip(&self.lo).zip(&self.hi) {
+            inside &= (u64::from(lo) <= k) & (k <= u64::from(hi));
+        }
+        inside
     }
 }
 
@@ -764,7 +770,10 @@ impl TrieClassifier {
     /// when the rule is the packet's first candidate.
     #[inline]
     pub fn prefetch_box(&self, rule: u32) {
-        crate::prefetch::prefetch(self.families[0].boxes.get(rule as usize));
+        // A box may straddle two cache lines: its first and last words.
+        let b = self.families[0].boxes.get(rule as usize);
+        crate::prefetch::prefetch(b.map(|b| &b.lo[0]));
+        crate::prefetch::prefetch(b.map(|b| &b.hi[FIELDS - 1]));
     }
 
     /// Walks every automaton for each packet of `ps` (at most [`BATCH`]),
