@@ -113,7 +113,6 @@ impl Lanes {
 /// consecutive words, not a gather. The buffers are sized once; a refill
 /// writes them through plain slices (pushing to three `Vec`s kept their
 /// lengths in memory: a tenth of `walk_batch`'s time).
-
 pub struct Queue {
     ids: Box<[u32]>,
     bases: Box<[u32]>,
