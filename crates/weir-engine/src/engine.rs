@@ -2,7 +2,7 @@
 //! well-formed IP, and the logger, behind one `decide(packet)` call.
 
 use crate::classify::{
-    Alone, BitClassifier, Budget, Classifier, Scratch, Simd, TrieClassifier, BATCH,
+    Alone, BitClassifier, Budget, Classifier, Found, Scratch, Simd, TrieClassifier, BATCH,
 };
 use crate::eval::StateCtx;
 use crate::eval::{
@@ -281,7 +281,7 @@ impl EngineBuilder {
 
 enum Candidates {
     None,
-    Bits(Vec<u64>),
+    Bits(Box<BitScratch>),
     /// Boxed: the batch's keys and slots are a large inline struct.
     Trie(Box<Scratch>),
 }
@@ -290,10 +290,20 @@ impl Candidates {
     fn for_classifier(c: Option<&Classifier>) -> Candidates {
         match c {
             None => Candidates::None,
-            Some(Classifier::Bits(b)) => Candidates::Bits(vec![0; b.words()]),
+            Some(Classifier::Bits(b)) => Candidates::Bits(Box::new(BitScratch {
+                bits: vec![0; b.words()],
+                found: [None; BATCH],
+            })),
             Some(Classifier::Trie(t)) => Candidates::Trie(Box::new(t.scratch())),
         }
     }
+}
+
+/// The bit sets' working space: one packet's candidates, and a batch's
+/// recursive-table classes found ahead of its decisions.
+struct BitScratch {
+    bits: Vec<u64>,
+    found: [Option<Found>; BATCH],
 }
 
 /// How packets find the rules to try.
@@ -447,7 +457,8 @@ impl Engine {
         let class = packet_class(p);
         let all = || (0..self.shared.program.rules.len()).collect();
         match (&self.shared.classifier, &mut self.candidates) {
-            (Some(Classifier::Bits(c)), Candidates::Bits(bits)) if p.l3 == L3::Ip => {
+            (Some(Classifier::Bits(c)), Candidates::Bits(b)) if p.l3 == L3::Ip => {
+                let bits = &mut b.bits;
                 c.candidates(p, class, bits);
                 let rules = self.shared.program.rules.len();
                 let set = |(k, &word): (usize, &u64)| {
@@ -655,6 +666,15 @@ impl Engine {
                                 c.prefetch_box(first);
                             }
                         }
+                    }
+                    true
+                }
+                (Some(Classifier::Bits(c)), Candidates::Bits(b)) => {
+                    // The recursive tables' first phases for every packet
+                    // first: one packet's dependent loads overlap the
+                    // next's, where its decision would wait on each.
+                    for (found, p) in b.found.iter_mut().zip(chunk) {
+                        *found = c.classes(p, packet_class(p));
                     }
                     true
                 }
@@ -935,8 +955,16 @@ impl Walker<'_, '_> {
     ) -> (usize, Verdict) {
         let (class, state, ctx) = (self.class, self.state, self.ctx);
         match (self.classifier, self.candidates) {
-            (Some(Classifier::Bits(c)), Candidates::Bits(bits)) => {
-                if let Some((first, verdict)) = c.lookup(p, class, bits).filter(|_| O::SILENT) {
+            (Some(Classifier::Bits(c)), Candidates::Bits(b)) => {
+                // The recursive tables' classes, when the batch found them
+                // (for this packet's class: none with a state).
+                let found = self.slot.and_then(|slot| b.found[slot]);
+                let bits = &mut b.bits;
+                let decided = match found.filter(|_| class & class::STATE == 0) {
+                    Some(found) => c.lookup_found(found, bits),
+                    None => c.lookup(p, class, bits),
+                };
+                if let Some((first, verdict)) = decided.filter(|_| O::SILENT) {
                     // The first candidate surely matches and decides.
                     count(counters, first, p);
                     return (first, verdict);

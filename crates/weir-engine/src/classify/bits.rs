@@ -12,7 +12,7 @@
 //! per packet, which is why large rulesets use the tries (`trie.rs`).
 
 use super::fields::{family4, in_mapped, Constraints, Set, Step, NO_PORTS};
-use super::rfc::Rfc;
+use super::rfc::{Found, Rfc};
 use crate::program::{class, Program, Verdict};
 use std::collections::HashMap;
 use weir_wire::Packet;
@@ -151,6 +151,28 @@ impl BitClassifier {
                 None
             }
         }
+    }
+
+    /// The recursive tables' first phases for packet `p` of class `class`
+    /// (no state), looked up ahead of its decision by a batch, so that
+    /// the batch's loads overlap ([`lookup_found`](Self::lookup_found)
+    /// goes on from them); None where `lookup` takes another way.
+    #[inline(always)]
+    pub fn classes(&self, p: &Packet, class: u32) -> Option<Found> {
+        match &self.rfc {
+            Some(rfc) if p.ip_version == 4 && class & class::STATE == 0 => {
+                Some(rfc.classes(p, class))
+            }
+            _ => None,
+        }
+    }
+
+    /// [`lookup`](Self::lookup) for a packet whose [`classes`](Self::classes)
+    /// were found.
+    #[inline(always)]
+    pub fn lookup_found(&self, found: Found, out: &mut [u64]) -> Option<(usize, Verdict)> {
+        let (first, decided) = self.rfc.as_ref()?.finish(found, true, out);
+        decided.map(|v| (first, v))
     }
 
     /// The recursive tables IPv4 packets use, if any.

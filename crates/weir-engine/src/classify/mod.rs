@@ -32,6 +32,7 @@ mod trie;
 
 pub use bits::{next_candidate, BitClassifier};
 pub use lanes::Simd;
+pub use rfc::Found;
 pub use trie::{Alone, Budget, Parts, Scratch, TrieClassifier, BATCH};
 
 use crate::program::Program;

@@ -64,6 +64,11 @@ impl Pairs {
     }
 }
 
+/// A packet's source, destination, ports and kind classes: what the
+/// recursive tables' first two phases found ([`Rfc::classes`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Found([u16; 4]);
+
 pub struct Rfc {
     words: usize,
     src_hi: Box<[u16]>,
@@ -270,6 +275,14 @@ impl Rfc {
         decision: bool,
         out: &mut [u64],
     ) -> (usize, Option<Verdict>) {
+        self.finish(self.classes(p, class), decision, out)
+    }
+
+    /// The first two phases of [`lookup`](Self::lookup): packet `p`'s
+    /// source, destination, ports and kind classes. A batch looks these
+    /// up for all its packets first, so their loads overlap.
+    #[inline(always)]
+    pub fn classes(&self, p: &Packet, class: u32) -> Found {
         let (s, d) = (p.src as u32, p.dst as u32);
         let (sp, dp) = if p.has_ports {
             (usize::from(p.src_port), usize::from(p.dst_port))
@@ -289,6 +302,17 @@ impl Rfc {
         let kind = self
             .kind
             .get(self.proto[usize::from(p.proto)], self.class[k]);
+        Found([src, dst, ports, kind])
+    }
+
+    /// The rest of [`lookup`](Self::lookup), from a packet's classes.
+    #[inline(always)]
+    pub fn finish(
+        &self,
+        Found([src, dst, ports, kind]): Found,
+        decision: bool,
+        out: &mut [u64],
+    ) -> (usize, Option<Verdict>) {
         let w = self.words;
         if let (Some(top), Last::Combined(pa, _), Last::Combined(pb, _)) =
             (&self.top, &self.addrs, &self.rest)
