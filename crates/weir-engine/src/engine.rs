@@ -958,7 +958,9 @@ impl Walker<'_, '_> {
             (Some(Classifier::Bits(c)), Candidates::Bits(b)) => {
                 // The recursive tables' classes, when the batch found them
                 // (for this packet's class: none with a state).
-                let found = self.slot.and_then(|slot| b.found[slot]);
+                let found = self
+                    .slot
+                    .and_then(|slot| b.found.get(slot).copied().flatten());
                 let bits = &mut b.bits;
                 let decided = match found.filter(|_| class & class::STATE == 0) {
                     Some(found) => c.lookup_found(found, bits),

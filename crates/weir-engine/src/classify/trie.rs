@@ -779,7 +779,8 @@ impl TrieClassifier {
     /// Walks every automaton for each packet of `ps` (at most [`BATCH`]),
     /// in SIMD lanes where the engine has them (the few walks they leave
     /// finished in scalar steps), else in scalar rounds. Packet i's walks
-    /// end in `s`'s slot i.
+    /// end in `s`'s slot i, with its head leaves' least first rule and
+    /// stop (read once here for `first_leaf_rule` and `leaves_decide`).
     #[inline]
     pub fn walk_batch(&self, ps: &[Packet], s: &mut Scratch) {
         self.walk_heads(ps, s);
