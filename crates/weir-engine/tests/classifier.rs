@@ -292,6 +292,21 @@ fn a_fired_state_jumps_past_a_final_rule() {
     state_walks_agree(
         "1 check-state\n2 deny tcp from any 81 to any\n\
          3 skipto 10 tcp from any to any 81 keep-state\n10 allow tcp from any to any\n",
+        3,
+    );
+}
+
+/// Without a `check-state`, the `keep-state` rule looks the state up
+/// (ipfw(8): the first check-state, keep-state or limit rule does) for a
+/// reply its own fields do not match: a probe is a candidate of every
+/// packet of a known flow, whatever its fields say.
+#[test]
+fn a_keep_state_rule_finds_the_reply_its_fields_miss() {
+    // Rule 10 (index 2) allows, directly or through the state's skipto.
+    state_walks_agree(
+        "1 skipto 10 tcp from any to any 81 keep-state\n2 deny tcp from any 81 to any\n\
+         10 allow tcp from any to any\n",
+        2,
     );
 }
 
@@ -303,12 +318,13 @@ fn a_fired_count_state_goes_on_past_a_final_rule() {
     state_walks_agree(
         "1 check-state\n2 deny tcp from any 81 to any\n\
          3 count tcp from any to any 81 keep-state\n4 allow tcp from any to any\n",
+        3,
     );
 }
 
 /// A flow to port 81 and back twice: the tries and bitsets decide as the
-/// linear walk, which lets the fourth rule (index 3) decide each packet.
-fn state_walks_agree(text: &str) {
+/// linear walk, which lets rule index `rule` decide each packet.
+fn state_walks_agree(text: &str, rule: usize) {
     let tcp = |src: u32, sport: u16, dst: u32, dport: u16| weir_wire::Packet {
         l3: weir_wire::L3::Ip,
         ip_version: 4,
@@ -329,7 +345,7 @@ fn state_walks_agree(text: &str) {
     let mut wants = Vec::new();
     for p in flow {
         let want = linear.decide(&p);
-        assert_eq!(want.rule, Some(3));
+        assert_eq!(want.rule, Some(rule));
         wants.push(want);
         for e in &mut walks {
             assert_eq!(e.decide(&p), want, "{:?}", e.walk_kind());
