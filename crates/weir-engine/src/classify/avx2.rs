@@ -8,7 +8,8 @@
 //! group keeps its lanes' walk ids, key bases and nodes in plain arrays:
 //! a step loads them, does the node step with gathers (the same sequence
 //! as [`Store::step`](super::automaton::Store::step), both node kinds
-//! under masks), and stores the nodes back; refills and finished walks
+//! under masks, each gather issued for all four groups before the next
+//! that waits on it), and stores the nodes back; refills and finished walks
 //! are a short scalar loop over the lanes that changed. `tests::
 //! lanes_end_where_scalar_rounds_end` (in `trie.rs`) checks every walk
 //! ends in the scalar walk's leaf.
@@ -44,9 +45,9 @@ impl Avx2 {
 
 /// Lanes of one vector.
 const LANES: usize = 8;
-/// Groups stepped together: one group's gathers wait on memory while the
-/// others' issue. Four holds 32 walks in flight, as AVX-512's two groups
-/// of 16 do; not tuned further (BENCHMARKS.md, "SIMD walks").
+/// Groups stepped together, each gather issued for every group in turn
+/// (`step`): 32 walks in flight. Six and eight groups were 5–9% slower
+/// at 10k rules (BENCHMARKS.md, "The AVX2 walk's groups interleaved").
 const GROUPS: usize = 4;
 /// Walks left to the scalar rounds once no more are queued: a lane's step
 /// costs a whole vector's gathers.
@@ -98,12 +99,7 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
             }
             return;
         }
-        // The groups' steps are independent, so their gathers may overlap.
-        for l in &mut g {
-            if l.live != 0 {
-                l.cur = step(nodes, keys, l, last_node, last_key_byte);
-            }
-        }
+        step(nodes, keys, &mut g, last_node, last_key_byte);
         for l in &mut g {
             // A leaf's LEAF bit is each lane's sign bit.
             let cur = load(&l.cur);
@@ -127,121 +123,164 @@ fn put_back(l: &Group, mut which: u32, at: &mut [u32]) {
     }
 }
 
-/// One step of the walks live in `l`; returns their next nodes (lanes not
-/// live keep theirs).
+/// `[f(0), f(1), …]` over the groups, written out in the caller (as in
+/// `avx512.rs`: a closure called from `array::from_fn` would lose the
+/// target feature and not be inlined).
+macro_rules! each {
+    (|$k:ident| $e:expr) => {{
+        let mut out = [_mm256_setzero_si256(); GROUPS];
+        for $k in 0..GROUPS {
+            out[$k] = $e;
+        }
+        out
+    }};
+}
+
+/// One step of every group's live walks; lanes not live keep their node.
+/// Each gather is issued for every group before the next one that waits
+/// on it (the groups' headers, then their key bytes, …), so that one
+/// group's loads are in flight while another's wait.
 #[target_feature(enable = "avx2")]
+#[allow(clippy::needless_range_loop)] // `k` indexes every stage's arrays
 fn step(
     nodes: &[u32],
     keys: &[u64],
-    l: &Group,
+    g: &mut [Group; GROUPS],
     last_node: __m256i,
     last_key_byte: __m256i,
-) -> [u32; LANES] {
+) {
     let zero = _mm256_setzero_si256();
     let one = _mm256_set1_epi32(1);
     let lane_bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-    let live = _mm256_cmpeq_epi32(
-        _mm256_and_si256(_mm256_set1_epi32(l.live as i32), lane_bits),
-        lane_bits,
-    );
-    let cur = load(&l.cur);
-    let base = load(&l.base);
-    let head = gather(zero, live, _mm256_min_epu32(cur, last_node), nodes);
-    let field = _mm256_and_si256(head, _mm256_set1_epi32(7));
-    let shift = _mm256_and_si256(_mm256_srli_epi32::<3>(head), _mm256_set1_epi32(0x7f));
-    let bits = _mm256_and_si256(_mm256_srli_epi32::<10>(head), _mm256_set1_epi32(0x1f));
-    let n = _mm256_srli_epi32::<15>(head);
+    let live = each!(|k| {
+        let bits = _mm256_and_si256(_mm256_set1_epi32(g[k].live as i32), lane_bits);
+        _mm256_cmpeq_epi32(bits, lane_bits)
+    });
+    let cur = each!(|k| load(&g[k].cur));
+    let head = each!(|k| gather(zero, live[k], _mm256_min_epu32(cur[k], last_node), nodes));
+    let shift =
+        each!(|k| _mm256_and_si256(_mm256_srli_epi32::<3>(head[k]), _mm256_set1_epi32(0x7f)));
+    let bits =
+        each!(|k| _mm256_and_si256(_mm256_srli_epi32::<10>(head[k]), _mm256_set1_epi32(0x1f)));
 
     // The key field's bits this level reads: four bytes from the level's
     // first byte (levels read at most 16 bits, from a byte boundary), in
     // one gather.
-    let byte = _mm256_add_epi32(
-        _mm256_slli_epi32::<3>(_mm256_add_epi32(base, field)),
-        _mm256_srli_epi32::<3>(shift),
-    );
-    let word = gather_bytes(live, _mm256_min_epu32(byte, last_key_byte), keys);
-    let wide = _mm256_srlv_epi32(word, _mm256_and_si256(shift, _mm256_set1_epi32(7)));
-    let v = _mm256_and_si256(wide, _mm256_sub_epi32(_mm256_sllv_epi32(one, bits), one));
+    let mut v = each!(|k| {
+        let field = _mm256_and_si256(head[k], _mm256_set1_epi32(7));
+        let byte = _mm256_add_epi32(
+            _mm256_slli_epi32::<3>(_mm256_add_epi32(load(&g[k].base), field)),
+            _mm256_srli_epi32::<3>(shift[k]),
+        );
+        gather_bytes(live[k], _mm256_min_epu32(byte, last_key_byte), keys)
+    });
+    for k in 0..GROUPS {
+        let wide = _mm256_srlv_epi32(v[k], _mm256_and_si256(shift[k], _mm256_set1_epi32(7)));
+        v[k] = _mm256_and_si256(wide, _mm256_sub_epi32(_mm256_sllv_epi32(one, bits[k]), one));
+    }
 
     // Listed nodes (`LINEAR_SEGMENTS` says how they are laid out): the
     // summary's starts at or below v give its block, the block's word
     // where in it. Bitmap lanes read their running counts and word of
     // bits in the summary's gathers: a step costs six gathers whatever
     // kinds its lanes hold.
-    let linear = _mm256_and_si256(
-        live,
-        _mm256_cmpgt_epi32(_mm256_set1_epi32(LINEAR_SEGMENTS as i32 + 1), n),
-    );
-    let bitmap = _mm256_andnot_si256(linear, live);
-    let starts = _mm256_sub_epi32(n, one);
-    let first = _mm256_add_epi32(cur, one);
-    let words = _mm256_srli_epi32::<5>(_mm256_sllv_epi32(one, bits));
-    let w = _mm256_srli_epi32::<5>(v);
-    let counts_at = _mm256_add_epi32(_mm256_add_epi32(first, words), _mm256_srli_epi32::<1>(w));
-    let word_at = _mm256_add_epi32(first, w);
+    let n = each!(|k| _mm256_srli_epi32::<15>(head[k]));
+    let linear = each!(|k| _mm256_and_si256(
+        live[k],
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(LINEAR_SEGMENTS as i32 + 1), n[k]),
+    ));
+    let bitmap = each!(|k| _mm256_andnot_si256(linear[k], live[k]));
+    let starts = each!(|k| _mm256_sub_epi32(n[k], one));
+    let first = each!(|k| _mm256_add_epi32(cur[k], one));
+    let words = each!(|k| _mm256_srli_epi32::<5>(_mm256_sllv_epi32(one, bits[k])));
+    let w = each!(|k| _mm256_srli_epi32::<5>(v[k]));
     // Starts and v are below 2^16: signed compares are right.
-    let more_than = |k: i32| _mm256_cmpgt_epi32(starts, _mm256_set1_epi32(k));
-    let at_most_v = |x: __m256i| _mm256_andnot_si256(_mm256_cmpgt_epi32(x, v), live);
-    let read = |lanes: __m256i, listed_at: __m256i, other_at: __m256i| {
-        let at = _mm256_blendv_epi8(listed_at, other_at, bitmap);
-        let lanes = _mm256_or_si256(lanes, bitmap);
+    let more_than = |k: usize, m: i32| _mm256_cmpgt_epi32(starts[k], _mm256_set1_epi32(m));
+    let at_most_v =
+        |k: usize, x: __m256i| _mm256_andnot_si256(_mm256_cmpgt_epi32(x, v[k]), live[k]);
+    let read = |k: usize, lanes: __m256i, listed_at: __m256i, other_at: __m256i| {
+        let at = _mm256_blendv_epi8(listed_at, other_at, bitmap[k]);
+        let lanes = _mm256_or_si256(lanes, bitmap[k]);
         gather(zero, lanes, _mm256_min_epu32(at, last_node), nodes)
     };
-    let summary = _mm256_and_si256(linear, more_than(2));
-    let counts = read(summary, first, counts_at);
-    let second_at = _mm256_add_epi32(first, one);
-    let word = read(_mm256_and_si256(linear, more_than(8)), second_at, word_at);
+    let summary = each!(|k| _mm256_and_si256(linear[k], more_than(k, 2)));
+    let counts = each!(|k| {
+        let counts_at = _mm256_add_epi32(
+            _mm256_add_epi32(first[k], words[k]),
+            _mm256_srli_epi32::<1>(w[k]),
+        );
+        read(k, summary[k], first[k], counts_at)
+    });
+    let word = each!(|k| {
+        let second_at = _mm256_add_epi32(first[k], one);
+        let lanes = _mm256_and_si256(linear[k], more_than(k, 8));
+        read(k, lanes, second_at, _mm256_add_epi32(first[k], w[k]))
+    });
     let lo = |x: __m256i| _mm256_and_si256(x, _mm256_set1_epi32(0xffff));
     let hi = |x: __m256i| _mm256_srli_epi32::<16>(x);
-    let mut block = zero;
-    for (k, start) in [lo(counts), hi(counts), lo(word), hi(word)]
-        .into_iter()
-        .enumerate()
-    {
-        let below = _mm256_and_si256(
-            _mm256_and_si256(linear, more_than(3 * k as i32 + 2)),
-            at_most_v(start),
-        );
-        block = _mm256_sub_epi32(block, below);
+    let (mut passed, mut blocks_at, mut in_block, mut pair) = (
+        [zero; GROUPS],
+        [zero; GROUPS],
+        [zero; GROUPS],
+        [zero; GROUPS],
+    );
+    for k in 0..GROUPS {
+        let mut block = zero;
+        for (i, start) in [lo(counts[k]), hi(counts[k]), lo(word[k]), hi(word[k])]
+            .into_iter()
+            .enumerate()
+        {
+            let below = _mm256_and_si256(
+                _mm256_and_si256(linear[k], more_than(k, 3 * i as i32 + 2)),
+                at_most_v(k, start),
+            );
+            block = _mm256_sub_epi32(block, below);
+        }
+        passed[k] = _mm256_add_epi32(block, _mm256_slli_epi32::<1>(block));
+        let summary_words = _mm256_and_si256(summary[k], _mm256_set1_epi32(2));
+        blocks_at[k] = _mm256_add_epi32(first[k], summary_words);
+        in_block[k] = _mm256_and_si256(linear[k], _mm256_cmpgt_epi32(starts[k], passed[k]));
+        let at = _mm256_min_epu32(_mm256_add_epi32(blocks_at[k], block), last_node);
+        pair[k] = gather(zero, in_block[k], at, nodes);
     }
-    let passed = _mm256_add_epi32(block, _mm256_slli_epi32::<1>(block));
-    let summary_words = _mm256_and_si256(summary, _mm256_set1_epi32(2));
-    let blocks_at = _mm256_add_epi32(first, summary_words);
-    let in_block = _mm256_and_si256(linear, _mm256_cmpgt_epi32(starts, passed));
-    let at = _mm256_min_epu32(_mm256_add_epi32(blocks_at, block), last_node);
-    let pair = gather(zero, in_block, at, nodes);
-    // The block's starts at or below v (masks are -1: subtracted).
-    let has_second = _mm256_cmpgt_epi32(starts, _mm256_add_epi32(passed, one));
-    let pos = _mm256_sub_epi32(passed, _mm256_and_si256(in_block, at_most_v(lo(pair))));
-    let second = _mm256_and_si256(in_block, has_second);
-    let pos = _mm256_sub_epi32(pos, _mm256_and_si256(second, at_most_v(hi(pair))));
-    // The blocks' words, ⌈starts / 3⌉ (× 11 >> 5 divides by 3 up to 17).
-    let rounded = _mm256_add_epi32(starts, _mm256_set1_epi32(2));
-    let block_words = _mm256_srli_epi32::<5>(_mm256_mullo_epi32(rounded, _mm256_set1_epi32(11)));
-    let children = _mm256_add_epi32(blocks_at, block_words);
-    let listed_child = _mm256_add_epi32(children, pos);
+    for k in 0..GROUPS {
+        // The block's starts at or below v (masks are -1: subtracted).
+        let has_second = _mm256_cmpgt_epi32(starts[k], _mm256_add_epi32(passed[k], one));
+        let pos = _mm256_sub_epi32(
+            passed[k],
+            _mm256_and_si256(in_block[k], at_most_v(k, lo(pair[k]))),
+        );
+        let second = _mm256_and_si256(in_block[k], has_second);
+        let pos = _mm256_sub_epi32(pos, _mm256_and_si256(second, at_most_v(k, hi(pair[k]))));
+        // The blocks' words, ⌈starts / 3⌉ (× 11 >> 5 divides by 3 up to 17).
+        let rounded = _mm256_add_epi32(starts[k], _mm256_set1_epi32(2));
+        let block_words =
+            _mm256_srli_epi32::<5>(_mm256_mullo_epi32(rounded, _mm256_set1_epi32(11)));
+        let listed_child = _mm256_add_epi32(_mm256_add_epi32(blocks_at[k], block_words), pos);
 
-    // Bitmap nodes: the set bits up to v, from the word's running count.
-    let half_shift = _mm256_slli_epi32::<4>(_mm256_and_si256(w, one));
-    let before = _mm256_and_si256(
-        _mm256_srlv_epi32(counts, half_shift),
-        _mm256_set1_epi32(0xffff),
-    );
-    let low = _mm256_sub_epi32(
-        _mm256_set1_epi32(31),
-        _mm256_and_si256(v, _mm256_set1_epi32(31)),
-    );
-    let upto = _mm256_and_si256(word, _mm256_srlv_epi32(_mm256_set1_epi32(-1), low));
-    let rank = _mm256_add_epi32(before, popcount(upto));
-    let children = _mm256_add_epi32(cur, _mm256_add_epi32(words, _mm256_srli_epi32::<1>(words)));
-    let bitmap_child = _mm256_add_epi32(children, rank);
+        // Bitmap nodes: the set bits up to v, from the word's running count.
+        let half_shift = _mm256_slli_epi32::<4>(_mm256_and_si256(w[k], one));
+        let before = _mm256_and_si256(
+            _mm256_srlv_epi32(counts[k], half_shift),
+            _mm256_set1_epi32(0xffff),
+        );
+        let low = _mm256_sub_epi32(
+            _mm256_set1_epi32(31),
+            _mm256_and_si256(v[k], _mm256_set1_epi32(31)),
+        );
+        let upto = _mm256_and_si256(word[k], _mm256_srlv_epi32(_mm256_set1_epi32(-1), low));
+        let rank = _mm256_add_epi32(before, popcount(upto));
+        let children = _mm256_add_epi32(
+            cur[k],
+            _mm256_add_epi32(words[k], _mm256_srli_epi32::<1>(words[k])),
+        );
+        let bitmap_child = _mm256_add_epi32(children, rank);
 
-    let child = _mm256_blendv_epi8(bitmap_child, listed_child, linear);
-    let next = gather(cur, live, _mm256_min_epu32(child, last_node), nodes);
-    let mut out = [0u32; LANES];
-    // SAFETY: `out` holds exactly one vector.
-    unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), next) };
-    out
+        let child = _mm256_blendv_epi8(bitmap_child, listed_child, linear[k]);
+        let next = gather(cur[k], live[k], _mm256_min_epu32(child, last_node), nodes);
+        // SAFETY: `cur` holds exactly one vector.
+        unsafe { _mm256_storeu_si256(g[k].cur.as_mut_ptr().cast(), next) };
+    }
 }
 
 /// Each 32-bit lane's set bits: a nibble table, then the bytes summed.
