@@ -215,8 +215,8 @@ impl EngineBuilder {
     }
 
     /// Which SIMD lanes the tries' automata step in: by default
-    /// (`Simd::Auto`) AVX-512 where this CPU has it, else the scalar
-    /// rounds; `Simd::Off` keeps the scalar rounds, and a walk this
+    /// (`Simd::Auto`) AVX-512 where this CPU has it, else AVX2, else the
+    /// scalar rounds; `Simd::Off` keeps the scalar rounds, and a walk this
     /// CPU lacks falls back to them (check [`Simd::runs_here`] first). The
     /// answers are the same; `--simd` compares the costs.
     pub fn simd(mut self, simd: Simd) -> EngineBuilder {

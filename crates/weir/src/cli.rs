@@ -129,8 +129,8 @@ pub struct EngineArgs {
     #[arg(long)]
     pub linear: bool,
     /// Vector lanes for the classifier's automata on large rulesets: auto
-    /// (AVX-512, 16 walks a vector, where the CPU has it; else scalar),
-    /// avx512, avx2 (8 walks a vector), or off (scalar). The verdicts and
+    /// (AVX-512, 16 walks a vector, where the CPU has it; else AVX2, 8
+    /// walks a vector; else scalar), avx512, avx2, or off (scalar). The verdicts and
     /// counters are identical; only the cost differs.
     #[arg(long, default_value = "auto", value_name = "WALK", value_parser = parse_simd)]
     pub simd: weir_engine::Simd,

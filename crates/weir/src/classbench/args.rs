@@ -74,7 +74,7 @@ pub struct ClassbenchArgs {
     #[arg(long)]
     pub linear: bool,
     /// Vector lanes for the automata: auto (AVX-512 where the CPU has it,
-    /// else scalar), avx512, avx2 or off (scalar); the same answers, to
+    /// else AVX2, else scalar), avx512, avx2 or off (scalar); the same answers, to
     /// compare the costs.
     #[arg(long, default_value = "auto", value_name = "WALK", value_parser = crate::cli::parse_simd)]
     pub simd: weir_engine::Simd,
