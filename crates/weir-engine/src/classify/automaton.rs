@@ -122,6 +122,26 @@ impl Store {
         }
     }
 
+    /// A leaf's first rule and the rule at which every walk through it
+    /// ends, each `u32::MAX` for none: [`first`](Self::first) and
+    /// [`stop`](Self::stop) at once. A leaf of one rule or none (nearly
+    /// all of them) takes no branch on which it is: the two kinds fall
+    /// in unpredictable order.
+    #[inline(always)]
+    pub fn first_and_stop(&self, leaf: u32) -> (u32, u32) {
+        let single = leaf & SINGLE != 0;
+        if single | (leaf == EMPTY) {
+            let first = if single { leaf & INDEX } else { u32::MAX };
+            let stop = if leaf & STOP != 0 { first } else { u32::MAX };
+            return (first, stop);
+        }
+        let none = u32::MAX;
+        (
+            self.first(leaf).unwrap_or(none),
+            self.stop(leaf).unwrap_or(none),
+        )
+    }
+
     /// Appends a node reading `level`: its segments start at `starts`
     /// (ascending, from 0) and lead to `refs`.
     fn push_node(&mut self, level: Level, starts: &[u32], refs: &[u32]) {

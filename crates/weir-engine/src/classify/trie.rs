@@ -793,8 +793,8 @@ impl TrieClassifier {
             let (head, _) = f.head();
             let (mut first, mut stop) = (NO_STOP, NO_STOP);
             for &l in &s.at[slot * s.automata..][..head] {
-                first = first.min(self.store.first(l).unwrap_or(NO_STOP));
-                stop = stop.min(self.store.stop(l).unwrap_or(NO_STOP));
+                let (f, s) = self.store.first_and_stop(l);
+                (first, stop) = (first.min(f), stop.min(s));
             }
             s.heads[slot] = (first, stop);
         }
