@@ -342,8 +342,11 @@ impl TrieWalk<'_> {
         let leaves = &mut self.at[before.roots..t.roots];
         leaves.copy_from_slice(&f.roots[before.roots..t.roots]);
         while step_round(self.store, leaves, self.key) {}
+        if !self.state {
+            self.stop = self.stop.min(least_stop(self.store, leaves));
+        }
         let (cand, lists) = (&mut *self.cand, &mut *self.lists);
-        add_leaves(self.store, leaves, self.state, &mut self.stop, cand, lists);
+        add_leaves(leaves, self.store, cand, lists);
         let blocks = &f.blocks[before.blocks..t.blocks];
         add_blocks(blocks, self.key, self.stop, cand, lists);
         self.cursors.resize(lists.len(), 0);
@@ -415,18 +418,21 @@ fn finish_rounds(store: &Store, tail: &[(u32, u32)], at: &mut [u32], keys: &[[u6
     }
 }
 
-/// Adds the lists of the leaves `leaves` (the single-rule leaves as one
-/// list) to `lists`, and lowers `stop` to the rule any of them surely ends
-/// the walk at (unless the packet has a state).
+/// The least rule any of `leaves` surely ends the walk at (`NO_STOP`
+/// for none).
 #[inline(always)]
-fn add_leaves(
-    store: &Store,
-    leaves: &[u32],
-    state: bool,
-    stop: &mut u32,
-    cand: &mut Vec<u32>,
-    lists: &mut Vec<(u32, u32)>,
-) {
+fn least_stop(store: &Store, leaves: &[u32]) -> u32 {
+    leaves
+        .iter()
+        .map(|&l| store.first_and_stop(l).1)
+        .min()
+        .unwrap_or(NO_STOP)
+}
+
+/// Adds the lists of the leaves `leaves` (the single-rule leaves as one
+/// list) to `lists`.
+#[inline(always)]
+fn add_leaves(leaves: &[u32], store: &Store, cand: &mut Vec<u32>, lists: &mut Vec<(u32, u32)>) {
     let start = cand.len();
     for &l in leaves {
         if l & SINGLE != 0 {
@@ -434,9 +440,6 @@ fn add_leaves(
         } else if l != EMPTY {
             let list = l & INDEX;
             lists.push((list + 1, store.pool[list as usize]));
-        }
-        if !state {
-            *stop = (*stop).min(store.stop(l).unwrap_or(NO_STOP));
         }
     }
     if cand.len() > start {
@@ -938,6 +941,9 @@ impl TrieClassifier {
             return None;
         }
         let f = &self.families[usize::from(family)];
+        let state = class & class::STATE != 0;
+        // The head leaves' least stop, kept by `walk_batch`.
+        let stop = if state { NO_STOP } else { s.heads[slot].1 };
         let Scratch {
             keys,
             at,
@@ -949,12 +955,10 @@ impl TrieClassifier {
         } = s;
         lists.clear();
         cand.clear();
-        let state = class & class::STATE != 0;
         let key = &keys[slot];
         let at = &mut at[slot * *automata..][..f.roots.len()];
-        let mut stop = NO_STOP;
         let (head, head_blocks) = f.head();
-        add_leaves(&self.store, &at[..head], state, &mut stop, cand, lists);
+        add_leaves(&at[..head], &self.store, cand, lists);
         add_blocks(&f.blocks[..head_blocks], key, stop, cand, lists);
         for extra in [Some(f.rest), state.then_some(self.state)]
             .into_iter()
