@@ -107,6 +107,7 @@ fn same_as_linear(name: &str, rs: &Ruleset, seed: u64, packets: usize, budget: B
             "{name}, {:?}: counters differ",
             e.walk_kind()
         );
+        assert_eq!(e.stats(), linear.stats(), "{name}, {:?}", e.walk_kind());
     }
     // The trace exercises the rules, not just the default rule.
     assert!(
