@@ -688,7 +688,7 @@ impl Engine {
                 // the stack, and copying it out waited on those stores
                 // (17% of this loop's time at 10k rules).
                 if self.ip_alone(p) {
-                    let alone = slot.and_then(|slot| self.decided_by_tables(slot, p));
+                    let alone = slot.and_then(|slot| self.decided_alone(slot, p));
                     let decided = alone.unwrap_or_else(|| self.decide_ip(p, slot, &mut NoObserver));
                     out.push(by_rule(decided));
                 } else {
@@ -698,20 +698,30 @@ impl Engine {
         }
     }
 
-    /// The rule and verdict of a batch's IPv4 packet that the bit sets'
-    /// recursive tables decide alone (`slot`: its place in the batch, whose
-    /// classes were found), counted as [`decide_ip`](Self::decide_ip)
-    /// counts it; None for any other packet. The same decision without
-    /// the walk's set-up (its class, state and log), which at 1,000 rules
-    /// was a fifth of a packet's instructions.
+    /// The rule and verdict of a batch's IP packet that the classifier
+    /// decides alone (the bit sets' recursive tables, or the tries' head
+    /// leaves; `slot`: its place in the batch, whose lookups are done),
+    /// counted as [`decide_ip`](Self::decide_ip) counts it; None for any
+    /// other packet. The same decision without the walk's set-up (the
+    /// packet's class, state and log), which at 1,000 rules was a fifth
+    /// of a packet's instructions.
     #[inline(always)]
-    fn decided_by_tables(&mut self, slot: usize, p: &Packet) -> Option<(usize, Verdict)> {
-        let (Some(Classifier::Bits(c)), Candidates::Bits(b), None) =
-            (&self.shared.classifier, &mut self.candidates, &self.states)
-        else {
+    fn decided_alone(&mut self, slot: usize, p: &Packet) -> Option<(usize, Verdict)> {
+        if self.states.is_some() {
             return None;
+        }
+        let (first, verdict) = match (&self.shared.classifier, &mut self.candidates) {
+            (Some(Classifier::Bits(c)), Candidates::Bits(b)) => {
+                c.lookup_found(b.found[slot]?, &mut b.bits)?
+            }
+            // Without states no packet has the state class bit, the only
+            // one the leaves look at.
+            (Some(Classifier::Trie(c)), Candidates::Trie(s)) => match c.leaves_decide(slot, s, 0) {
+                Alone::Decides(first, verdict) => (first, verdict),
+                _ => return None,
+            },
+            _ => return None,
         };
-        let (first, verdict) = c.lookup_found(b.found[slot]?, &mut b.bits)?;
         self.stats.packets += 1;
         count(&mut self.counters, first, p);
         self.tally(verdict);
