@@ -578,7 +578,7 @@ fn cut_after_end(bits: &mut [u64], ends: &Ends) {
 
 #[cfg(test)]
 mod tests {
-    use super::Last;
+    use super::{first_shared, Last, Sets};
     use crate::classify::BitClassifier;
     use crate::{load, packet_class, Engine, WalkKind};
     use weir_gen::{GenConfig, Generator};
@@ -661,5 +661,80 @@ mod tests {
             [true, false, true],
             "acl, fw, ipc addresses combined"
         );
+    }
+
+    /// `first_shared` against the whole AND: where it answers, the first
+    /// rule of the AND; sets where every class holds its rules in a word
+    /// or two are answered; the default rule (last) is in every set.
+    #[test]
+    fn the_first_shared_rule_is_the_first_of_the_and() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for words in [1, 2, 7, 16] {
+            let last = words * 64 - 1;
+            for density in [1, 4, 16, 64] {
+                // Per class a bitset: each word holds rules with odds
+                // 1/density, sparse or dense alike; the default rule in all.
+                let mut bits = vec![0u64; 40 * words];
+                for (k, w) in bits.iter_mut().enumerate() {
+                    if rng() % density == 0 {
+                        *w = rng() & rng();
+                    }
+                    if k % words == words - 1 {
+                        *w |= 1 << (last % 64);
+                    }
+                }
+                let sets = Sets::of(bits.clone(), words);
+                let (mut answered, mut tried) = (0, 0);
+                for _ in 0..400 {
+                    let pick: Vec<u16> = (0..4).map(|_| (rng() % 40) as u16).collect();
+                    let whole: Vec<u64> = (0..words)
+                        .map(|k| {
+                            pick.iter()
+                                .fold(!0, |m, &c| m & bits[usize::from(c) * words + k])
+                        })
+                        .collect();
+                    let want = crate::classify::next_candidate(&whole, 0);
+                    let at = |c: u16| sets.at(c, words);
+                    let two = first_shared(at(pick[0]), at(pick[1]), None, None);
+                    let four = first_shared(
+                        at(pick[0]),
+                        at(pick[1]),
+                        Some(at(pick[2])),
+                        Some(at(pick[3])),
+                    );
+                    let want_two = crate::classify::next_candidate(
+                        &(0..words)
+                            .map(|k| {
+                                bits[usize::from(pick[0]) * words + k]
+                                    & bits[usize::from(pick[1]) * words + k]
+                            })
+                            .collect::<Vec<_>>(),
+                        0,
+                    );
+                    assert!(
+                        two.is_none_or(|r| r == want_two),
+                        "{words} words: {two:?} {want_two}"
+                    );
+                    assert!(
+                        four.is_none_or(|r| r == want),
+                        "{words} words: {four:?} {want}"
+                    );
+                    tried += 1;
+                    answered += usize::from(four.is_some());
+                }
+                if density >= 16 {
+                    assert!(
+                        answered * 10 > tried * 9,
+                        "{words} words, 1/{density}: {answered} of {tried}"
+                    );
+                }
+            }
+        }
     }
 }
