@@ -102,44 +102,23 @@ impl Store {
         self.list(leaf & INDEX)
     }
 
-    /// A leaf's first rule, if it has any.
-    #[inline(always)]
-    pub fn first(&self, leaf: u32) -> Option<u32> {
-        match leaf {
-            EMPTY => None,
-            l if l & SINGLE != 0 => Some(l & INDEX),
-            l => self.leaf_list(l).first().copied(),
-        }
-    }
-
-    /// The rule at which every walk through this leaf ends, if any.
-    #[inline(always)]
-    pub fn stop(&self, leaf: u32) -> Option<u32> {
-        match (leaf & STOP != 0, leaf & SINGLE != 0) {
-            (false, _) => None,
-            (true, true) => Some(leaf & INDEX),
-            (true, false) => self.leaf_list(leaf).last().copied(),
-        }
-    }
-
     /// A leaf's first rule and the rule at which every walk through it
-    /// ends, each `u32::MAX` for none: [`first`](Self::first) and
-    /// [`stop`](Self::stop) at once. A leaf of one rule or none (nearly
-    /// all of them) takes no branch on which it is: the two kinds fall
-    /// in unpredictable order.
+    /// ends (a stop leaf's last rule), each `u32::MAX` for none. A leaf of
+    /// one rule or none (nearly all of them) takes no branch on which it
+    /// is: the two kinds fall in unpredictable order.
     #[inline(always)]
     pub fn first_and_stop(&self, leaf: u32) -> (u32, u32) {
-        let single = leaf & SINGLE != 0;
-        if single | (leaf == EMPTY) {
-            let first = if single { leaf & INDEX } else { u32::MAX };
-            let stop = if leaf & STOP != 0 { first } else { u32::MAX };
-            return (first, stop);
-        }
+        let (single, stops) = (leaf & SINGLE != 0, leaf & STOP != 0);
         let none = u32::MAX;
-        (
-            self.first(leaf).unwrap_or(none),
-            self.stop(leaf).unwrap_or(none),
-        )
+        let (first, last) = if single | (leaf == EMPTY) {
+            let first = if single { leaf & INDEX } else { none };
+            (first, first)
+        } else {
+            let list = self.leaf_list(leaf);
+            let at = |r: Option<&u32>| r.copied().unwrap_or(none);
+            (at(list.first()), at(list.last()))
+        };
+        (first, if stops { last } else { none })
     }
 
     /// Appends a node reading `level`: its segments start at `starts`

@@ -179,7 +179,8 @@ impl Last {
 /// cache where the sets do not).
 struct Sets {
     bits: Vec<u64>,
-    /// Empty past [`MASKED_WORDS`] words a set.
+    /// Empty past [`MASKED_WORDS`] words a set: every word then counts
+    /// as holding a rule, and `first_shared` tries them in order.
     nonzero: Vec<u16>,
 }
 
@@ -379,7 +380,7 @@ impl Rfc {
         }
         let (a, a2) = self.addrs.sets(src, dst, w);
         let (b, b2) = self.rest.sets(ports, kind, w);
-        if decision && w <= MASKED_WORDS {
+        if decision {
             if let Some(first) = first_shared(a, b, a2, b2) {
                 if let Some(v) = self.decides[first] {
                     return (first, Some(v));
@@ -578,7 +579,7 @@ fn cut_after_end(bits: &mut [u64], ends: &Ends) {
 
 #[cfg(test)]
 mod tests {
-    use super::{first_shared, Last, Sets};
+    use super::{first_shared, Last, Sets, MASKED_WORDS};
     use crate::classify::BitClassifier;
     use crate::{load, packet_class, Engine, WalkKind};
     use weir_gen::{GenConfig, Generator};
@@ -664,8 +665,9 @@ mod tests {
     }
 
     /// `first_shared` against the whole AND: where it answers, the first
-    /// rule of the AND; sets where every class holds its rules in a word
-    /// or two are answered; the default rule (last) is in every set.
+    /// rule of the AND, masked sets or not; masked sets where every class
+    /// holds its rules in a word or two are answered; the default rule
+    /// (last) is in every set.
     #[test]
     fn the_first_shared_rule_is_the_first_of_the_and() {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -675,7 +677,8 @@ mod tests {
             state ^= state << 17;
             state
         };
-        for words in [1, 2, 7, 16] {
+        // 20 words: past the masks, tried in order.
+        for words in [1, 2, 7, 16, 20] {
             let last = words * 64 - 1;
             for density in [1, 4, 16, 64] {
                 // Per class a bitset: each word holds rules with odds
@@ -690,7 +693,7 @@ mod tests {
                     }
                 }
                 let sets = Sets::of(bits.clone(), words);
-                let (mut answered, mut tried) = (0, 0);
+                let mut answered = 0;
                 for _ in 0..400 {
                     let pick: Vec<u16> = (0..4).map(|_| (rng() % 40) as u16).collect();
                     let whole: Vec<u64> = (0..words)
@@ -725,13 +728,12 @@ mod tests {
                         four.is_none_or(|r| r == want),
                         "{words} words: {four:?} {want}"
                     );
-                    tried += 1;
                     answered += usize::from(four.is_some());
                 }
-                if density >= 16 {
+                if density >= 16 && words <= MASKED_WORDS {
                     assert!(
-                        answered * 10 > tried * 9,
-                        "{words} words, 1/{density}: {answered} of {tried}"
+                        answered > 360,
+                        "{words} words, 1/{density}: {answered} of 400"
                     );
                 }
             }
