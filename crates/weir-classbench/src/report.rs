@@ -49,8 +49,8 @@ pub struct Report {
     /// How headers became packets (see weir_classbench::to_weir).
     pub encoding: &'static str,
     pub classified: bool,
-    /// The SIMD lanes the classifier's automata stepped in (`off`: scalar,
-    /// or no tries).
+    /// The SIMD lanes the classifier's automata stepped in, or its bit
+    /// sets were ANDed in (`off`: scalar).
     pub simd: &'static str,
     /// Compile plus engine (classifier) construction, milliseconds.
     pub build_ms: f64,
@@ -133,7 +133,7 @@ fn table(r: &Report) -> String {
         match (r.classified, r.simd) {
             (false, _) => "linear".to_string(),
             (true, "off") => "classifier".to_string(),
-            (true, simd) => format!("classifier, automata in {simd} lanes"),
+            (true, simd) => format!("classifier, {simd} lanes"),
         },
         r.build_ms,
         r.classifier_bytes / 1024,

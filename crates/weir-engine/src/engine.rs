@@ -214,9 +214,9 @@ impl EngineBuilder {
         self
     }
 
-    /// Which SIMD lanes the tries' automata step in: by default
-    /// (`Simd::Auto`) AVX-512 where this CPU has it, else AVX2, else the
-    /// scalar rounds; `Simd::Off` keeps the scalar rounds, and a walk this
+    /// Which SIMD lanes the tries' automata step in and the bit sets are
+    /// ANDed in: by default (`Simd::Auto`) AVX-512 where this CPU has it,
+    /// else AVX2, else scalar; `Simd::Off` keeps the scalar code, and a walk this
     /// CPU lacks falls back to them (check [`Simd::runs_here`] first). The
     /// answers are the same; `--simd` compares the costs.
     pub fn simd(mut self, simd: Simd) -> EngineBuilder {
@@ -256,8 +256,10 @@ impl EngineBuilder {
                 &program, budget,
             )))),
         };
-        if let Some(Classifier::Trie(c)) = &mut classifier {
-            c.use_simd(simd);
+        match &mut classifier {
+            Some(Classifier::Trie(c)) => c.use_simd(simd),
+            Some(Classifier::Bits(c)) => c.use_simd(simd),
+            None => {}
         }
         Engine::of(
             Arc::new(Shared {
@@ -426,12 +428,13 @@ impl Engine {
         self.shared.interleave
     }
 
-    /// The SIMD lanes the classifier's automata step in (`Off` without
-    /// tries, or in scalar rounds).
+    /// The SIMD lanes the classifier's automata step in, or its bit sets
+    /// are ANDed in (`Off`: scalar, or no classifier).
     pub fn simd(&self) -> Simd {
         match &self.shared.classifier {
             Some(Classifier::Trie(c)) => c.simd(),
-            _ => Simd::Off,
+            Some(Classifier::Bits(c)) => c.simd(),
+            None => Simd::Off,
         }
     }
 

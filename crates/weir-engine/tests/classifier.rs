@@ -84,7 +84,16 @@ fn same_as_linear(name: &str, rs: &Ruleset, seed: u64, packets: usize, budget: B
         batched_engines.push((format!("{simd:?}"), batched));
     }
     if n <= 2000 {
-        batched_engines.push(("bits".into(), engine(&rs.text, WalkKind::Bits)));
+        // The bit sets' recursive tables AND whole sets in AVX-512
+        // vectors or in the scalar loop (`Off`, also without the tables).
+        for simd in [Simd::Avx512, Simd::Off]
+            .into_iter()
+            .filter(|s| s.runs_here())
+        {
+            let bits = engine_of(builder(&rs.text, WalkKind::Bits, budget).simd(simd));
+            assert!(bits.simd() == simd || bits.simd() == Simd::Off, "{name}");
+            batched_engines.push((format!("bits, {simd:?}"), bits));
+        }
     }
     for (how, mut batched) in batched_engines {
         let mut decisions = Vec::new();

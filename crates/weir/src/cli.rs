@@ -130,8 +130,10 @@ pub struct EngineArgs {
     pub linear: bool,
     /// Vector lanes for the classifier's automata on large rulesets: auto
     /// (AVX-512, 16 walks a vector, where the CPU has it; else AVX2, 8
-    /// walks a vector; else scalar), avx512, avx2, or off (scalar). The verdicts and
-    /// counters are identical; only the cost differs.
+    /// walks a vector; else scalar), avx512, avx2, or off (scalar). Up to
+    /// 1,024 rules the bit sets are ANDed in AVX-512 vectors with auto or
+    /// avx512, else in scalar code. The verdicts and counters are
+    /// identical; only the cost differs.
     #[arg(long, default_value = "auto", value_name = "WALK", value_parser = parse_simd)]
     pub simd: weir_engine::Simd,
     /// Verdict for non-IP frames (ARP, LLDP, …), which ipfw never sees.

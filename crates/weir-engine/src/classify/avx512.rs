@@ -14,10 +14,13 @@
 //! node's kind or on the key. `tests::lanes_end_where_scalar_rounds_end`
 //! (in `trie.rs`) checks that every walk ends in the scalar walk's leaf.
 //!
-//! The only `unsafe` in the engine: the gathers, the scatter and the
-//! expanding loads take raw pointers. Every index is clamped to its slice
-//! before it is used, so whatever the store holds, no access leaves the
-//! slices given. Callers reach the walk only through [`Avx512::detect`].
+//! Here too, the bit sets' AND in vectors (`and_first`, for `rfc.rs`).
+//!
+//! The only `unsafe` in the engine: the gathers, the scatter, the
+//! expanding loads and the AND's masked loads and stores take raw
+//! pointers. Every index is clamped to its slice before it is used, so
+//! whatever the store holds, no access leaves the slices given. Callers
+//! reach the walk only through [`Avx512::detect`].
 
 #![allow(unsafe_code)]
 
@@ -46,6 +49,41 @@ impl Avx512 {
         // SAFETY: an `Avx512` exists only where `detect` found the features.
         unsafe { walk(nodes, keys, at, queue) }
     }
+
+    /// The AND of `sets` written to `out` (each set at least as long),
+    /// and the first rule in it: the bit sets' candidates (`rfc.rs`).
+    #[inline]
+    pub fn and_first(self, sets: [&[u64]; 4], out: &mut [u64]) -> Option<usize> {
+        // SAFETY: an `Avx512` exists only where `detect` found the features.
+        unsafe { and_first(sets, out) }
+    }
+}
+
+/// Eight words a vector; the last vector's missing words masked off.
+#[target_feature(enable = "avx512f")]
+fn and_first([a, b, c, d]: [&[u64]; 4], out: &mut [u64]) -> Option<usize> {
+    let n = [a, b, c, d].iter().fold(out.len(), |n, s| n.min(s.len()));
+    let mut first = None;
+    for i in (0..n).step_by(8) {
+        let words = (0xffu32 >> 8usize.saturating_sub(n - i)) as u8;
+        // SAFETY: the masked loads and store touch words `i..n` only,
+        // inside every slice.
+        let and = unsafe {
+            let load = |s: &[u64]| _mm512_maskz_loadu_epi64(words, s.as_ptr().add(i).cast());
+            let and = _mm512_and_si512(
+                _mm512_and_si512(load(a), load(b)),
+                _mm512_and_si512(load(c), load(d)),
+            );
+            _mm512_mask_storeu_epi64(out.as_mut_ptr().add(i).cast(), words, and);
+            and
+        };
+        let nonzero = _mm512_test_epi64_mask(and, and);
+        if nonzero != 0 && first.is_none() {
+            let k = i + nonzero.trailing_zeros() as usize;
+            first = Some(k * 64 + out[k].trailing_zeros() as usize);
+        }
+    }
+    first
 }
 
 #[target_feature(enable = "avx512f,avx512vpopcntdq,bmi2")]

@@ -12,6 +12,7 @@
 //! per packet, which is why large rulesets use the tries (`trie.rs`).
 
 use super::fields::{family4, in_mapped, Constraints, Set, Step, NO_PORTS};
+use super::lanes::Simd;
 use super::rfc::{Found, Rfc};
 use crate::program::{class, Program, Verdict};
 use std::collections::HashMap;
@@ -173,6 +174,19 @@ impl BitClassifier {
     pub fn lookup_found(&self, found: Found, out: &mut [u64]) -> Option<(usize, Verdict)> {
         let (first, decided) = self.rfc.as_ref()?.finish(found, true, out);
         decided.map(|v| (first, v))
+    }
+
+    /// ANDs the recursive tables' sets in the vectors `simd` asks for.
+    pub fn use_simd(&mut self, simd: Simd) {
+        if let Some(rfc) = &mut self.rfc {
+            rfc.use_simd(simd);
+        }
+    }
+
+    /// The vectors the recursive tables' sets are ANDed in (`Off`: the
+    /// scalar loop, or no tables).
+    pub fn simd(&self) -> Simd {
+        self.rfc.as_ref().map_or(Simd::Off, Rfc::simd)
     }
 
     /// The recursive tables IPv4 packets use, if any.

@@ -1,6 +1,7 @@
 //! Which vector walk a trie's automata step in: AVX-512 (`avx512.rs`) or
 //! AVX2 (`avx2.rs`), chosen once when the engine is built, or none (the
-//! scalar rounds in `trie.rs`). Every walk ends in the same leaf.
+//! scalar rounds in `trie.rs`). Every walk ends in the same leaf. And
+//! whether the bit sets are ANDed in AVX-512 vectors (`WideAnd`).
 //!
 //! `Auto` takes AVX-512 where the CPU has it, else AVX2, else the scalar
 //! rounds. With its four groups' gathers interleaved the AVX2 walk took
@@ -106,6 +107,38 @@ impl Lanes {
     }
 }
 
+/// The bit sets' whole AND in AVX-512 vectors (`rfc.rs`), where the
+/// CPU has them. AVX2's, in four-word vectors, was no faster than the
+/// compiler's loop (BENCHMARKS.md, "The bit sets ANDed in vectors").
+#[derive(Clone, Copy, Debug)]
+pub struct WideAnd(#[cfg(target_arch = "x86_64")] Avx512);
+
+impl WideAnd {
+    /// The AVX-512 AND, if `simd` asks for it (or `Auto`) and this CPU has it.
+    pub fn pick(simd: Simd) -> Option<WideAnd> {
+        match Lanes::pick(simd)? {
+            #[cfg(target_arch = "x86_64")]
+            Lanes::Avx512(wide) => Some(WideAnd(wide)),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+
+    /// The AND of `sets` written to `out` (each set at least as long), and
+    /// the first bit set in it: what the scalar AND and
+    /// [`next_candidate`](super::bits::next_candidate) give.
+    #[inline]
+    pub fn and_first(self, sets: [&[u64]; 4], out: &mut [u64]) -> Option<usize> {
+        #[cfg(target_arch = "x86_64")]
+        return self.0.and_first(sets, out);
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (sets, out);
+            None
+        }
+    }
+}
+
 /// The vector walk `simd` asks for among those a CPU has (`has`, widest
 /// first): `Auto` takes the widest; `Off`, or a walk the CPU lacks, none.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -186,5 +219,45 @@ mod tests {
         // And on this CPU.
         let auto = Lanes::pick(Auto).map(Lanes::simd);
         assert_eq!(auto, Simd::here().first().copied());
+    }
+
+    /// The AVX-512 AND writes the scalar AND and finds its first bit, for
+    /// sets of every length (the last vector part-full) and density.
+    #[test]
+    fn the_wide_and_is_the_scalar_and() {
+        let Some(wide) = WideAnd::pick(Simd::Avx512) else {
+            eprintln!("no AVX-512 here: the wide AND is not tested");
+            return;
+        };
+        assert!(WideAnd::pick(Simd::Off).is_none() && WideAnd::pick(Simd::Avx2).is_none());
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut rng = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for words in 1..=33 {
+            for density in [1, 3, 64] {
+                for _ in 0..50 {
+                    // A few extra words past `words`, never to be read.
+                    let mut sets: Vec<Vec<u64>> = (0..4)
+                        .map(|_| (0..words + 3).map(|_| rng() | rng()).collect())
+                        .collect();
+                    for w in sets.iter_mut().flat_map(|s| &mut s[..words]) {
+                        if rng() % density != 0 {
+                            *w = 0;
+                        }
+                    }
+                    let want: Vec<u64> = (0..words)
+                        .map(|k| sets.iter().fold(!0, |m, s| m & s[k]))
+                        .collect();
+                    let first = (0..words * 64).find(|&r| want[r / 64] >> (r % 64) & 1 == 1);
+                    let mut out = vec![!0; words];
+                    let got = wide.and_first([&sets[0], &sets[1], &sets[2], &sets[3]], &mut out);
+                    assert_eq!((got, &out), (first, &want), "{words} words");
+                }
+            }
+        }
     }
 }

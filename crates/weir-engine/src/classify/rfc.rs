@@ -23,6 +23,7 @@
 use super::bits::CLASS_BITS;
 use super::family::jumped_over;
 use super::fields::{normalize, Constraints, Set, NO_PORTS};
+use super::lanes::{Simd, WideAnd};
 use crate::program::{Program, Rule, Verdict};
 use std::collections::HashMap;
 use weir_wire::Packet;
@@ -94,6 +95,8 @@ pub struct Rfc {
     /// Per rule: its verdict when a packet it is a candidate of surely
     /// matches it and stops there.
     decides: Vec<Option<Verdict>>,
+    /// The whole sets' AND in vectors, where the CPU has them.
+    wide: Option<WideAnd>,
 }
 
 /// The two sides' classes combined: per final class, its bitset (cut
@@ -313,6 +316,7 @@ impl Rfc {
             rest,
             top,
             decides,
+            wide: WideAnd::pick(Simd::Auto),
         })
     }
 
@@ -387,15 +391,38 @@ impl Rfc {
                 }
             }
         }
-        for ((o, a), b) in out.iter_mut().zip(a.bits).zip(b.bits) {
-            *o = a & b;
-        }
-        for more in [a2, b2].into_iter().flatten() {
-            out.iter_mut().zip(more.bits).for_each(|(o, m)| *o &= m);
-        }
+        let first = match self.wide {
+            // In vectors, a set missing is `a` or `b` again: fw-1000's
+            // three sets of 16 words, which nine packets in ten AND whole,
+            // 6–13% faster than in the compiler's loop (BENCHMARKS.md,
+            // "The bit sets ANDed in vectors").
+            Some(wide) => {
+                let sets = [a.bits, b.bits, a2.unwrap_or(a).bits, b2.unwrap_or(b).bits];
+                wide.and_first(sets, out)
+            }
+            None => {
+                for ((o, a), b) in out.iter_mut().zip(a.bits).zip(b.bits) {
+                    *o = a & b;
+                }
+                for more in [a2, b2].into_iter().flatten() {
+                    out.iter_mut().zip(more.bits).for_each(|(o, m)| *o &= m);
+                }
+                None
+            }
+        };
         // The default rule, last, is in every set.
-        let first = super::next_candidate(out, 0);
+        let first = first.unwrap_or_else(|| super::next_candidate(out, 0));
         (first, self.decides[first])
+    }
+
+    /// ANDs the whole sets in AVX-512 vectors where `simd` asks for them
+    /// (or `Auto`), else in the scalar loop: the same candidates.
+    pub fn use_simd(&mut self, simd: Simd) {
+        self.wide = WideAnd::pick(simd);
+    }
+
+    pub fn simd(&self) -> Simd {
+        self.wide.map_or(Simd::Off, |_| Simd::Avx512)
     }
 
     pub fn memory(&self) -> usize {
