@@ -168,6 +168,13 @@ impl BitClassifier {
         }
     }
 
+    /// Whether [`classes`](Self::classes) reads the packet's class bits:
+    /// false when the recursive tables' rules all take every class value
+    /// alike, and any value (0) gives the same classes.
+    pub fn reads_class(&self) -> bool {
+        self.rfc.as_ref().is_none_or(Rfc::reads_class)
+    }
+
     /// [`lookup`](Self::lookup) for a packet whose [`classes`](Self::classes)
     /// were found.
     #[inline(always)]

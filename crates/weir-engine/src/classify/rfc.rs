@@ -69,7 +69,7 @@ impl Pairs {
 
 /// A packet's source, destination, ports and kind classes: what the
 /// recursive tables' first two phases found ([`Rfc::classes`]).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Found([u16; 4]);
 
 pub struct Rfc {
@@ -97,6 +97,8 @@ pub struct Rfc {
     decides: Vec<Option<Verdict>>,
     /// The whole sets' AND in vectors, where the CPU has them.
     wide: Option<WideAnd>,
+    /// Whether the class bits' chunk has more than one class.
+    reads_class: bool,
 }
 
 /// The two sides' classes combined: per final class, its bitset (cut
@@ -290,6 +292,7 @@ impl Rfc {
         let (dport, c_dp) = chunk(NO_PORTS as usize + 1, words, &dport)?;
         let (proto, c_pr) = chunk(256, words, &protos)?;
         let (class, c_cl) = class_chunk(class_table, words)?;
+        let reads_class = c_cl.sets.len() > words;
         let mut cells = 0;
         let (src, c_s) = pairs(&c_sh.sets, &c_sl.sets, words, &mut cells, None)?;
         let (dst, c_d) = pairs(&c_dh.sets, &c_dl.sets, words, &mut cells, None)?;
@@ -317,6 +320,7 @@ impl Rfc {
             top,
             decides,
             wide: WideAnd::pick(Simd::Auto),
+            reads_class,
         })
     }
 
@@ -413,6 +417,12 @@ impl Rfc {
         // The default rule, last, is in every set.
         let first = first.unwrap_or_else(|| super::next_candidate(out, 0));
         (first, self.decides[first])
+    }
+
+    /// Whether the packet's class bits pick its classes: false when every
+    /// class value is in one class (no rule tests them apart).
+    pub fn reads_class(&self) -> bool {
+        self.reads_class
     }
 
     /// ANDs the whole sets in AVX-512 vectors where `simd` asks for them
@@ -643,6 +653,7 @@ mod tests {
             let mut bits = Engine::builder(prog).walk(WalkKind::Bits).build();
             let rfc = c.rfc().expect("recursive tables");
             assert!(rfc.top.is_some(), "{file}: both sides combined");
+            assert!(rfc.reads_class(), "{file}: tests setup, established");
             let v4: Vec<&Packet> = packets.iter().filter(|p| p.ip_version == 4).collect();
             let mut words = vec![0; c.words()];
             let decided = v4
@@ -663,12 +674,15 @@ mod tests {
 
     /// ClassBench-like sets of 1,000 rules get recursive tables, with the
     /// address classes combined where their table fits (acl, ipc) and
-    /// ANDed apart where it does not (fw), and the two sides ANDed; the
-    /// classifier differential tests (tests/classifier.rs) walk them
-    /// against the linear walk.
+    /// ANDed apart where it does not (fw), and the two sides ANDed; their
+    /// rules test no class bit, so any class value finds a packet's
+    /// classes. The classifier differential tests (tests/classifier.rs)
+    /// walk them against the linear walk.
     #[test]
     fn a_thousand_rules_combined_or_apart() {
         use weir_classbench::gen::{filters, Kind};
+        let packets = trace(2_000);
+        let v4 = packets.iter().filter(|p| p.ip_version == 4);
         let mut kinds = Vec::new();
         for kind in Kind::ALL {
             let text = weir_rules::print_ruleset(&weir_classbench::to_weir::import(&filters(
@@ -683,6 +697,10 @@ mod tests {
                 kind.name()
             );
             kinds.push(matches!(rfc.addrs, Last::Combined(..)));
+            assert!(!rfc.reads_class(), "{}", kind.name());
+            for p in v4.clone() {
+                assert_eq!(rfc.classes(p, 0), rfc.classes(p, packet_class(p)));
+            }
         }
         assert_eq!(
             kinds,
