@@ -458,13 +458,7 @@ impl PortField {
 mod tests {
     use super::*;
 
-    /// A tiny xorshift, so the test needs no dependency and repeats exactly.
-    fn rng(state: &mut u64) -> u64 {
-        *state ^= *state << 13;
-        *state ^= *state >> 7;
-        *state ^= *state << 17;
-        *state
-    }
+    use crate::classify::xorshift as rng;
 
     /// The three-stride tables must find the same interval as a plain
     /// binary search, in sparse blocks, dense /16s and dense /24s alike.

@@ -231,12 +231,7 @@ mod tests {
         };
         assert!(WideAnd::pick(Simd::Off).is_none() && WideAnd::pick(Simd::Avx2).is_none());
         let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut rng = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = move || crate::classify::xorshift(&mut state);
         for words in 1..=33 {
             for density in [1, 3, 64] {
                 for _ in 0..50 {

@@ -37,6 +37,16 @@ pub use trie::{Alone, Budget, Parts, Scratch, TrieClassifier, BATCH};
 
 use crate::program::Program;
 
+/// A tiny xorshift for the classifier's tests: no dependency, and the
+/// same numbers every run.
+#[cfg(test)]
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
 /// Rulesets up to this many rules use the bitsets; larger ones the tries.
 pub const BITS_UP_TO_RULES: usize = 1024;
 
