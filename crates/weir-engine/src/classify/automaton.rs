@@ -121,6 +121,23 @@ impl Store {
         (first, if stops { last } else { none })
     }
 
+    /// A leaf's first rule after `rule` (`u32::MAX` for none).
+    #[inline(always)]
+    pub fn first_after(&self, leaf: u32, rule: u32) -> u32 {
+        let after = |r: &&u32| **r > rule;
+        if leaf & SINGLE != 0 {
+            Some(leaf & INDEX).filter(|r| *r > rule).unwrap_or(u32::MAX)
+        } else if leaf == EMPTY {
+            u32::MAX
+        } else {
+            self.leaf_list(leaf)
+                .iter()
+                .find(after)
+                .copied()
+                .unwrap_or(u32::MAX)
+        }
+    }
+
     /// Appends a node reading `level`: its segments start at `starts`
     /// (ascending, from 0) and lead to `refs`.
     fn push_node(&mut self, level: Level, starts: &[u32], refs: &[u32]) {
