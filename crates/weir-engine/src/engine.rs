@@ -676,14 +676,8 @@ impl Engine {
                     // The recursive tables' first phases for every packet
                     // first: one packet's dependent loads overlap the
                     // next's, where its decision would wait on each.
-                    // Where no rule tells class values apart (ClassBench's
-                    // sets), the packet's class is not worked out: its
-                    // fields are another of the record's lines to read
-                    // (0.86 of the time at 1,000 rules).
-                    let reads_class = c.reads_class();
                     for (found, p) in b.found.iter_mut().zip(chunk) {
-                        let class = if reads_class { packet_class(p) } else { 0 };
-                        *found = c.classes(p, class);
+                        *found = c.classes(p);
                     }
                     true
                 }

@@ -124,18 +124,17 @@ impl Store {
     /// A leaf's first rule after `rule` (`u32::MAX` for none).
     #[inline(always)]
     pub fn first_after(&self, leaf: u32, rule: u32) -> u32 {
-        let after = |r: &&u32| **r > rule;
-        if leaf & SINGLE != 0 {
-            Some(leaf & INDEX).filter(|r| *r > rule).unwrap_or(u32::MAX)
-        } else if leaf == EMPTY {
-            u32::MAX
-        } else {
-            self.leaf_list(leaf)
-                .iter()
-                .find(after)
-                .copied()
-                .unwrap_or(u32::MAX)
-        }
+        let single = [leaf & INDEX];
+        let rules = match leaf {
+            EMPTY => &[],
+            l if l & SINGLE != 0 => &single[..],
+            l => self.leaf_list(l),
+        };
+        rules
+            .iter()
+            .copied()
+            .find(|&r| r > rule)
+            .unwrap_or(u32::MAX)
     }
 
     /// Appends a node reading `level`: its segments start at `starts`

@@ -154,25 +154,23 @@ impl BitClassifier {
         }
     }
 
-    /// The recursive tables' first phases for packet `p` of class `class`
-    /// (no state), looked up ahead of its decision by a batch, so that
-    /// the batch's loads overlap ([`lookup_found`](Self::lookup_found)
-    /// goes on from them); None where `lookup` takes another way.
+    /// The recursive tables' first phases for IPv4 packet `p`, looked up
+    /// ahead of its decision by a batch, so that the batch's loads overlap
+    /// ([`lookup_found`](Self::lookup_found) goes on from them; a packet
+    /// of a known flow, whose class has the state bit, is looked up again
+    /// with it); None where `lookup` takes another way. Where no rule
+    /// tells class values apart (ClassBench's sets) the packet's class is
+    /// not worked out: its fields are another of the record's lines to
+    /// read (BENCHMARKS.md, "no packet class where no rule reads it").
     #[inline(always)]
-    pub fn classes(&self, p: &Packet, class: u32) -> Option<Found> {
-        match &self.rfc {
-            Some(rfc) if p.ip_version == 4 && class & class::STATE == 0 => {
-                Some(rfc.classes(p, class))
-            }
-            _ => None,
-        }
-    }
-
-    /// Whether [`classes`](Self::classes) reads the packet's class bits:
-    /// false when the recursive tables' rules all take every class value
-    /// alike, and any value (0) gives the same classes.
-    pub fn reads_class(&self) -> bool {
-        self.rfc.as_ref().is_none_or(Rfc::reads_class)
+    pub fn classes(&self, p: &Packet) -> Option<Found> {
+        let rfc = self.rfc.as_ref().filter(|_| p.ip_version == 4)?;
+        let class = if rfc.reads_class() {
+            crate::packet_class(p)
+        } else {
+            0
+        };
+        Some(rfc.classes(p, class))
     }
 
     /// [`lookup`](Self::lookup) for a packet whose [`classes`](Self::classes)
