@@ -46,8 +46,10 @@ pub const BATCH: usize = 128;
 const SCALAR_BATCH: usize = 16;
 /// Walks the lanes leave unfinished that `finish_tail` steps together.
 const TAIL: usize = 8;
-/// Most automata per family (each costs a walk per packet).
+/// Most automata per family (each costs a walk per packet; at most 16,
+/// a vector of leaves in `walk_batch`).
 const MAX_AUTOMATA: usize = 12;
+const _: () = assert!(MAX_AUTOMATA <= 16);
 /// A family of more rules than this that the automata cannot hold whole
 /// is built in tiers of rules in rule order, each its own automata (at
 /// most `TIERS`' second figure, the last `MAX_AUTOMATA`) and bit blocks:
@@ -837,7 +839,16 @@ impl TrieClassifier {
     /// stop (read once here for `first_leaf_rule` and `leaves_decide`).
     #[inline]
     pub fn walk_batch(&self, ps: &[Packet], s: &mut Scratch) {
-        self.walk_heads(ps, s);
+        let walks = self.walk_heads(ps, s);
+        // In AVX-512, a vector of a slot's leaves (at most 16: the head's
+        // automata are at most `MAX_AUTOMATA`): 0.94–0.97 of the scalar
+        // loop's time at 10k rules (BENCHMARKS.md, "On an Intel Xeon").
+        #[cfg(target_arch = "x86_64")]
+        if let Some(Lanes::Avx512(wide)) = self.lanes {
+            let pool = &self.store.pool;
+            wide.heads(&s.at, s.automata, &walks[..ps.len()], pool, &mut s.heads);
+            return;
+        }
         for slot in 0..ps.len() {
             // A packet that walks every rule (`LINEAR`) has no family.
             let Some(f) = self.families.get(usize::from(s.family[slot])) else {
@@ -857,7 +868,7 @@ impl TrieClassifier {
     /// The walks of `walk_batch`: each packet's head automata, to their
     /// leaves.
     #[inline]
-    fn walk_heads(&self, ps: &[Packet], s: &mut Scratch) {
+    fn walk_heads(&self, ps: &[Packet], s: &mut Scratch) -> [u8; BATCH] {
         debug_assert!(ps.len() <= BATCH);
         let m = s.automata;
         // Per slot: its family's automata.
@@ -897,17 +908,17 @@ impl TrieClassifier {
             let keys = s.keys.as_flattened();
             lanes.walk(&self.store.nodes, keys, &mut s.at, &s.queue);
         }
-        let walks = &walks[..ps.len()];
         #[cfg(target_arch = "x86_64")]
         if self.popcnt {
             // SAFETY: `popcnt` is only set where the CPU has POPCNT.
             #[allow(unsafe_code)]
             unsafe {
-                self.scalar_steps_popcnt(walks, s)
+                self.scalar_steps_popcnt(&walks[..ps.len()], s)
             };
-            return;
+            return walks;
         }
-        self.scalar_steps(walks, s);
+        self.scalar_steps(&walks[..ps.len()], s);
+        walks
     }
 
     /// The scalar steps of a batch: the few walks the lanes leave, or
@@ -1436,6 +1447,59 @@ mod tests {
     /// batches of every size up to [`BATCH`]; and so does the scalar tail
     /// the lanes leave, whatever its length. (A CPU without AVX2 has only
     /// the scalar walk; the test then says so and checks nothing.)
+    /// Each slot's least first rule and stop over its head leaves, from
+    /// the AVX-512 vectors, are the scalar loop's: drawn leaves of every
+    /// kind (one rule, a list, none; stopping or not), 1–12 a slot.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn heads_in_vectors_are_the_scalar_heads() {
+        use super::super::automaton::STOP;
+        let Some(wide) = super::super::avx512::Avx512::detect() else {
+            eprintln!("no AVX-512 on this CPU: nothing to compare");
+            return;
+        };
+        let mut draw = splitmix(7);
+        let mut store = Store::default();
+        let lists: Vec<u32> = (0..50)
+            .map(|_| {
+                let mut rules: Vec<u32> = (0..1 + draw() % 6)
+                    .map(|_| (draw() % 5000) as u32)
+                    .collect();
+                rules.sort_unstable();
+                store.push_list(&rules)
+            })
+            .collect();
+        let m = MAX_AUTOMATA;
+        let mut at = vec![0; BATCH * m];
+        let walks: Vec<u8> = (0..BATCH)
+            .map(|_| (draw() % (m as u64 + 1)) as u8)
+            .collect();
+        for leaf in &mut at {
+            let stop = if draw().is_multiple_of(3) { STOP } else { 0 };
+            *leaf = match draw() % 4 {
+                0 => EMPTY,
+                1 => LEAF | lists[(draw() % 50) as usize] | stop,
+                _ => LEAF | SINGLE | (draw() % 5000) as u32 | stop,
+            };
+        }
+        let mut heads = [(0, 0); BATCH];
+        wide.heads(&at, m, &walks, &store.pool, &mut heads);
+        for (slot, &n) in walks.iter().enumerate() {
+            let scalar = at[slot * m..][..usize::from(n)]
+                .iter()
+                .map(|&l| store.first_and_stop(l))
+                .fold((NO_STOP, NO_STOP), |(f, s), (lf, ls)| {
+                    (f.min(lf), s.min(ls))
+                });
+            assert_eq!(
+                heads[slot],
+                scalar,
+                "slot {slot}: {:x?}",
+                &at[slot * m..][..usize::from(n)]
+            );
+        }
+    }
+
     #[test]
     fn lanes_end_where_scalar_rounds_end() {
         let mut draw = splitmix(0x9e37_79b9_7f4a_7c15);
@@ -1474,7 +1538,7 @@ mod tests {
             eprintln!("no SIMD walk on this CPU: nothing to compare");
         }
         for simd in vectors {
-            let mut most_queued = 0;
+            let (mut most_queued, mut lists, mut stops) = (0, 0, 0);
             for (k, batch) in packets.chunks(BATCH).chain(packets.chunks(7)).enumerate() {
                 t.use_simd(simd);
                 assert_eq!(t.simd(), simd);
@@ -1490,11 +1554,27 @@ mod tests {
                 }
                 t.finish_tail(&mut s);
                 assert_eq!(ended, s.at[..batch.len() * m], "tail, batch {k}");
+                // The heads found from them (in AVX-512, vectors), too.
+                t.walk_batch(batch, &mut s);
+                let heads = s.heads[..batch.len()].to_vec();
                 t.use_simd(Simd::Off);
                 t.walk_batch(batch, &mut s);
                 assert_eq!(ended, s.at[..batch.len() * m], "{simd:?}, batch {k}");
+                assert_eq!(heads, s.heads[..batch.len()], "{simd:?}, batch {k}");
+                lists += (0..batch.len())
+                    .filter(|&slot| {
+                        let f = t.families.get(usize::from(s.family[slot]));
+                        let leaves = &s.at[slot * m..][..f.map_or(0, |f| f.head().0)];
+                        leaves.iter().any(|&l| l & SINGLE == 0 && l != EMPTY)
+                    })
+                    .count();
+                stops += heads.iter().filter(|h| h.1 != NO_STOP).count();
             }
             assert!(most_queued > 4 * TAIL, "{most_queued} walks queued at most");
+            assert!(
+                lists > 20 && stops > 50,
+                "{lists} packets with list leaves, {stops} stops"
+            );
         }
     }
 
