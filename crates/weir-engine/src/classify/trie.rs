@@ -149,6 +149,10 @@ struct Family {
     /// test, if they are one box (`SureBox`). Empty for IPv6, whose sets
     /// are widened, and where no rule has a box.
     boxes: Vec<SureBox>,
+    /// The head leaves alone decide a packet whose candidate comes before
+    /// this rule (the next tier's first; `NO_STOP` for one tier): 0 where
+    /// a head bit block or an unindexed rule may come first.
+    alone_below: u32,
 }
 
 /// The interval per key field that an IPv4 rule requires, when those are
@@ -189,14 +193,18 @@ impl SureBox {
     }
 
     /// Every field tested, without branching on any (`all` with `&&` was
-    /// a call and a branch a field, the key's fields unpredictable).
+    /// a call and a branch a field, the key's fields unpredictable): a
+    /// field is outside when `k - lo` or `hi - k` is negative, so the OR
+    /// of them all is negative. (Boxes are IPv4's, whose key fields are
+    /// below 2^33: no difference overflows.)
     #[inline(always)]
     fn holds(&self, key: &[u64; FIELDS]) -> bool {
-        let mut inside = true;
+        let mut outside = 0i64;
         for ((&k, &lo), &hi) in key.iter().zip(&self.lo).zip(&self.hi) {
-            inside &= (u64::from(lo) <= k) & (k <= u64::from(hi));
+            let k = k as i64;
+            outside |= k.wrapping_sub(i64::from(lo)) | i64::from(hi).wrapping_sub(k);
         }
-        inside
+        outside >= 0
     }
 }
 
@@ -576,6 +584,15 @@ impl TrieClassifier {
         if !boxes.iter().all(SureBox::is_empty) {
             d.families[0].boxes = boxes;
         }
+        for f in &mut d.families {
+            let (_, head_blocks) = f.head();
+            let more = head_blocks > 0 || d.store.pool[f.rest as usize] > 0;
+            f.alone_below = match f.tiers.get(1) {
+                _ if more => 0,
+                Some(next) => next.first,
+                None => NO_STOP,
+            };
+        }
         d
     }
 
@@ -795,14 +812,11 @@ impl TrieClassifier {
         let Some(f) = family.filter(|_| class & class::STATE == 0) else {
             return Alone::Ask;
         };
-        let (_, head_blocks) = f.head();
-        if head_blocks > 0 || self.store.pool[f.rest as usize] > 0 {
-            return Alone::Ask;
-        }
         let (mut first, stop) = s.heads[slot];
         let key = &s.keys[slot];
         for _ in 0..SURE_TRIES {
-            if first == NO_STOP || f.tiers.get(1).is_some_and(|t| first >= t.first) {
+            // `NO_STOP` (no candidate) is never below.
+            if first >= f.alone_below {
                 return Alone::Ask;
             }
             match sure(&self.decides, f, first, stop, key) {
