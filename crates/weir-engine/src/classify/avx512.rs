@@ -94,8 +94,10 @@ fn heads(at: &[u32], m: usize, walks: &[u8], pool: &[u32], out: &mut [(u32, u32)
         let mut first = _mm512_mask_mov_epi32(none, single, index);
         let mut last = first;
         if list != 0 {
-            // A list's length, then its rules (`Store::list`).
+            // A list's length, then its rules (`Store::list`); an empty
+            // list has neither.
             let len = gather(none, list, clamp(index), pool);
+            let list = _mm512_mask_cmpneq_epi32_mask(list, len, _mm512_setzero_si512());
             let at_first = _mm512_add_epi32(index, _mm512_set1_epi32(1));
             first = gather(first, list, clamp(at_first), pool);
             last = gather(last, list, clamp(_mm512_add_epi32(index, len)), pool);
