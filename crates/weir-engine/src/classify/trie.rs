@@ -199,6 +199,7 @@ impl SureBox {
     /// below 2^33: no difference overflows.)
     #[inline(always)]
     fn holds(&self, key: &[u64; FIELDS]) -> bool {
+        debug_assert!(key.iter().all(|&k| k < 1 << 33), "an IPv4 key");
         let mut outside = 0i64;
         for ((&k, &lo), &hi) in key.iter().zip(&self.lo).zip(&self.hi) {
             let k = k as i64;
@@ -467,11 +468,20 @@ fn finish_rounds(store: &Store, tail: &[(u32, u32)], at: &mut [u32], keys: &[[u6
 /// for none).
 #[inline(always)]
 fn least_stop(store: &Store, leaves: &[u32]) -> u32 {
+    least_first_and_stop(store, leaves).1
+}
+
+/// The least first rule and the least stop over `leaves` (each `NO_STOP`
+/// for none): what [`Avx512::heads`](super::avx512::Avx512::heads) finds
+/// in vectors.
+#[inline(always)]
+fn least_first_and_stop(store: &Store, leaves: &[u32]) -> (u32, u32) {
     leaves
         .iter()
-        .map(|&l| store.first_and_stop(l).1)
-        .min()
-        .unwrap_or(NO_STOP)
+        .map(|&l| store.first_and_stop(l))
+        .fold((NO_STOP, NO_STOP), |(f, s), (lf, ls)| {
+            (f.min(lf), s.min(ls))
+        })
 }
 
 /// Adds the lists of the leaves `leaves` (the single-rule leaves as one
@@ -584,15 +594,6 @@ impl TrieClassifier {
         if !boxes.iter().all(SureBox::is_empty) {
             d.families[0].boxes = boxes;
         }
-        for f in &mut d.families {
-            let (_, head_blocks) = f.head();
-            let more = head_blocks > 0 || d.store.pool[f.rest as usize] > 0;
-            f.alone_below = match f.tiers.get(1) {
-                _ if more => 0,
-                Some(next) => next.first,
-                None => NO_STOP,
-            };
-        }
         d
     }
 
@@ -654,6 +655,12 @@ impl TrieClassifier {
         }
         rest.sort_unstable();
         f.rest = self.store.push_list(&rest);
+        let (_, head_blocks) = f.head();
+        f.alone_below = match f.tiers.get(1) {
+            _ if head_blocks > 0 || !rest.is_empty() => 0,
+            Some(next) => next.first,
+            None => NO_STOP,
+        };
         Some(f)
     }
 
@@ -854,28 +861,21 @@ impl TrieClassifier {
     #[inline]
     pub fn walk_batch(&self, ps: &[Packet], s: &mut Scratch) {
         let walks = self.walk_heads(ps, s);
-        // In AVX-512, a vector of a slot's leaves (at most 16: the head's
-        // automata are at most `MAX_AUTOMATA`): 0.94–0.97 of the scalar
-        // loop's time at 10k rules (BENCHMARKS.md, "On an Intel Xeon").
+        // A slot walked `walks[slot]` head automata (none when it walks
+        // every rule, `LINEAR`). In AVX-512, a vector of its leaves (at
+        // most 16: the head's automata are at most `MAX_AUTOMATA`):
+        // 0.93–0.97 of the scalar loop's time at 10k rules (BENCHMARKS.md,
+        // "On an Intel Xeon").
+        let walks = &walks[..ps.len()];
         #[cfg(target_arch = "x86_64")]
         if let Some(Lanes::Avx512(wide)) = self.lanes {
             let pool = &self.store.pool;
-            wide.heads(&s.at, s.automata, &walks[..ps.len()], pool, &mut s.heads);
+            wide.heads(&s.at, s.automata, walks, pool, &mut s.heads);
             return;
         }
-        for slot in 0..ps.len() {
-            // A packet that walks every rule (`LINEAR`) has no family.
-            let Some(f) = self.families.get(usize::from(s.family[slot])) else {
-                s.heads[slot] = (NO_STOP, NO_STOP);
-                continue;
-            };
-            let (head, _) = f.head();
-            let (mut first, mut stop) = (NO_STOP, NO_STOP);
-            for &l in &s.at[slot * s.automata..][..head] {
-                let (f, s) = self.store.first_and_stop(l);
-                (first, stop) = (first.min(f), stop.min(s));
-            }
-            s.heads[slot] = (first, stop);
+        for (slot, &n) in walks.iter().enumerate() {
+            let leaves = &s.at[slot * s.automata..][..usize::from(n)];
+            s.heads[slot] = least_first_and_stop(&self.store, leaves);
         }
     }
 
@@ -1494,12 +1494,7 @@ mod tests {
         let mut heads = [(0, 0); BATCH];
         wide.heads(&at, m, &walks, &store.pool, &mut heads);
         for (slot, &n) in walks.iter().enumerate() {
-            let scalar = at[slot * m..][..usize::from(n)]
-                .iter()
-                .map(|&l| store.first_and_stop(l))
-                .fold((NO_STOP, NO_STOP), |(f, s), (lf, ls)| {
-                    (f.min(lf), s.min(ls))
-                });
+            let scalar = least_first_and_stop(&store, &at[slot * m..][..usize::from(n)]);
             assert_eq!(
                 heads[slot],
                 scalar,
