@@ -276,8 +276,6 @@ pub struct Spare {
     /// Built states, their items copied once into `memo_items`.
     memo: HashTable<Memo>,
     memo_items: Vec<u32>,
-    /// The state being looked up, encoded.
-    key: Vec<u32>,
     /// Per item of the state being split: its first and last segment.
     spans: Vec<(u32, u32)>,
     /// The states being built's segment starts, children's item ranges
@@ -294,7 +292,6 @@ impl Spare {
         self.stack.clear();
         self.memo.clear();
         self.memo_items.clear();
-        self.key.clear();
         self.spans.clear();
         self.cuts.clear();
         self.ranges.clear();
@@ -515,6 +512,26 @@ impl<'a> Builder<'a> {
         it.lo == 0 && it.hi == low_mask(self.rem[l])
     }
 
+    /// The items `stack[start..][..len]` at level `l`, in one pass: how
+    /// many are left when the first that `ends` is the last, whether those
+    /// are all `done`, and whether they all admit every value of `l`.
+    fn scan(&self, l: usize, start: usize, len: usize) -> (usize, bool, bool) {
+        let past = l >= self.levels.len();
+        let full = self.rem.get(l).map_or(0, |&r| low_mask(r));
+        let (mut all_done, mut all_whole) = (true, true);
+        for (k, it) in self.v.stack[start..][..len].iter().enumerate() {
+            let after = self.after[it.e as usize];
+            let whole = it.lo == 0 && it.hi == full;
+            let done = past || whole && after >> l & 1 != 0;
+            all_done &= done;
+            all_whole &= whole;
+            if done && after & DEFINITIVE != 0 {
+                return (k + 1, all_done, all_whole);
+            }
+        }
+        (len, all_done, all_whole)
+    }
+
     /// Whether item `it` at level `l` ends every walk that gets here.
     fn ends(&self, l: usize, it: &Item) -> bool {
         self.after[it.e as usize] & DEFINITIVE != 0 && self.done(l, it)
@@ -539,40 +556,48 @@ impl<'a> Builder<'a> {
 
     fn state_on(&mut self, mut l: usize, mut start: usize, mut len: usize) -> Option<u32> {
         loop {
-            let items = &self.v.stack[start..][..len];
-            if let Some(k) = items.iter().position(|it| self.ends(l, it)) {
-                len = k + 1;
-            }
-            let items = &self.v.stack[start..][..len];
-            if items.is_empty() {
+            let (ends_at, all_done, all_whole) = self.scan(l, start, len);
+            len = ends_at;
+            if len == 0 {
                 return Some(EMPTY);
             }
-            if items.len() <= LEAF_ITEMS || items.iter().all(|it| self.done(l, it)) {
+            if len <= LEAF_ITEMS || all_done {
                 return self.leaf(l, start, len);
             }
             self.work += len as u64;
             if self.work > self.limits.work {
                 return None;
             }
-            if !items.iter().all(|it| self.whole(l, it)) {
+            if !all_whole {
                 break;
             }
             // Every item admits every value here: skip the level.
             (start, len) = self.skip_level(l, start, len);
             l += 1;
         }
-        let mut key = std::mem::take(&mut self.v.key);
-        key.clear();
-        self.encode(l, start, len, &mut key);
-        let hash = self.hasher.hash_one((l, &key));
-        let memo_items = &self.v.memo_items;
+        // The state, encoded where its memo entry's items will be.
+        let mut memo_items = std::mem::take(&mut self.v.memo_items);
+        let at = memo_items.len();
+        self.encode(l, start, len, &mut memo_items);
+        let (known, key) = memo_items.split_at(at);
+        let hash = self.hasher.hash_one((l, key));
         let same = |m: &Memo| {
             usize::from(m.level) == l
                 && m.len as usize == key.len()
-                && memo_items[m.start as usize..][..key.len()] == key[..]
+                && known[m.start as usize..][..key.len()] == *key
         };
         let found = self.v.memo.find(hash, same).map(|m| m.node);
-        self.v.key = key;
+        let key = Memo {
+            hash,
+            level: l as u8,
+            start: at as u32,
+            len: key.len() as u32,
+            node: EMPTY,
+        };
+        if found.is_some() {
+            memo_items.truncate(at);
+        }
+        self.v.memo_items = memo_items;
         if let Some(node) = found {
             return Some(node);
         }
@@ -606,7 +631,7 @@ impl<'a> Builder<'a> {
         let refs = &self.v.kids[kids_at..][..n];
         if n == 1 {
             let only = refs[0];
-            self.remember(hash, l, start, len, only);
+            self.remember(key, only);
             return Some(only);
         }
         let at = self.out.nodes.len();
@@ -615,25 +640,15 @@ impl<'a> Builder<'a> {
         if self.words > self.limits.words || self.out.words() > self.limits.store_words {
             return None;
         }
-        self.remember(hash, l, start, len, at as u32);
+        self.remember(key, at as u32);
         Some(at as u32)
     }
 
-    /// Records that the state of `stack[start..][..len]` at level `l` is
-    /// `node`.
-    fn remember(&mut self, hash: u64, l: usize, start: usize, len: usize, node: u32) {
-        let at = self.v.memo_items.len();
-        let mut items = std::mem::take(&mut self.v.memo_items);
-        self.encode(l, start, len, &mut items);
-        let entry = Memo {
-            hash,
-            level: l as u8,
-            start: at as u32,
-            len: (items.len() - at) as u32,
-            node,
-        };
-        self.v.memo_items = items;
-        self.v.memo.insert_unique(hash, entry, |m| m.hash);
+    /// Records that the state `key` looked up (its items already at the
+    /// end of `memo_items`) is `node`.
+    fn remember(&mut self, key: Memo, node: u32) {
+        let entry = Memo { node, ..key };
+        self.v.memo.insert_unique(key.hash, entry, |m| m.hash);
     }
 
     /// Appends the items `stack[start..][..len]` at level `l` to `out` in
@@ -641,22 +656,18 @@ impl<'a> Builder<'a> {
     /// built, so its size is the build's peak memory.
     fn encode(&self, l: usize, start: usize, len: usize, out: &mut Vec<u32>) {
         let items = &self.v.stack[start..][..len];
+        let at = out.len();
         if self.rem[l] <= 32 {
-            out.reserve(3 * len);
-            for it in items {
-                out.extend([it.e, it.lo as u32, it.hi as u32]);
+            out.resize(at + 3 * len, 0);
+            for (words, it) in out[at..].chunks_exact_mut(3).zip(items) {
+                words.copy_from_slice(&[it.e, it.lo as u32, it.hi as u32]);
             }
         } else {
-            out.reserve(5 * len);
-            for it in items {
+            out.resize(at + 5 * len, 0);
+            for (words, it) in out[at..].chunks_exact_mut(5).zip(items) {
                 let (lo, hi) = (it.lo, it.hi);
-                out.extend([
-                    it.e,
-                    lo as u32,
-                    (lo >> 32) as u32,
-                    hi as u32,
-                    (hi >> 32) as u32,
-                ]);
+                let (lo_hi, hi_hi) = ((lo >> 32) as u32, (hi >> 32) as u32);
+                words.copy_from_slice(&[it.e, lo as u32, lo_hi, hi as u32, hi_hi]);
             }
         }
     }
