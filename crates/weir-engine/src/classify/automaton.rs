@@ -507,17 +507,13 @@ impl<'a> Builder<'a> {
         if l >= self.levels.len() {
             return true;
         }
-        self.whole(l, it) && self.after[it.e as usize] >> l & 1 != 0
-    }
-
-    /// Whether item `it` admits every value of level `l` (`l` is a level).
-    fn whole(&self, l: usize, it: &Item) -> bool {
-        it.lo == 0 && it.hi == low_mask(self.rem[l])
+        it.lo == 0 && it.hi == low_mask(self.rem[l]) && self.after[it.e as usize] >> l & 1 != 0
     }
 
     /// The items `stack[start..][..len]` at level `l`, in one pass: how
     /// many are left when the first that `ends` is the last, whether those
-    /// are all `done`, and whether they all admit every value of `l`.
+    /// are all `done`, and whether they all admit every value of `l`
+    /// (`lo` 0 and `hi` full, as `done` requires).
     fn scan(&self, l: usize, start: usize, len: usize) -> (usize, bool, bool) {
         let past = l >= self.levels.len();
         let full = self.rem.get(l).map_or(0, |&r| low_mask(r));
@@ -684,7 +680,7 @@ impl<'a> Builder<'a> {
         let below = self.rem[l] - u32::from(self.levels[l].bits);
         let width = 1u64 << self.levels[l].bits;
         // `width` itself is marked in the word past the level's (levels
-        // are 8 bits or more): no test a mark.
+        // are 8 bits or more), so no mark needs a test.
         let marks = &mut self.marks[..=width as usize / 64];
         let mut mark = |c: u64| marks[(c / 64) as usize] |= 1 << (c % 64);
         mark(0);
