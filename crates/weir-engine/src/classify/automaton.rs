@@ -306,9 +306,17 @@ impl Spare {
 #[derive(Clone, Copy, Debug)]
 struct Level {
     field: u8,
+    /// The field's bits under this level's (read by the levels after it).
     shift: u8,
     /// Bits read at this level.
     bits: u8,
+}
+
+impl Level {
+    /// The values this level reads.
+    fn width(self) -> u64 {
+        1 << self.bits
+    }
 }
 
 /// A rule's interval on each field, one combination of its sets.
@@ -344,8 +352,8 @@ struct Down<'a> {
 }
 
 impl<'a> Down<'a> {
-    fn at(l: usize, levels: &[Level], rem: &[u32], exps: &'a [Expansion]) -> Down<'a> {
-        let below = rem[l] - u32::from(levels[l].bits);
+    fn at(l: usize, levels: &[Level], exps: &'a [Expansion]) -> Down<'a> {
+        let below = u32::from(levels[l].shift);
         let next = levels.get(l + 1).filter(|_| below == 0);
         Down {
             below,
@@ -677,8 +685,7 @@ impl<'a> Builder<'a> {
     /// `children`.
     /// Returns where they are in `cuts`, and how many.
     fn segments(&mut self, l: usize, start: usize, len: usize) -> (usize, usize) {
-        let below = self.rem[l] - u32::from(self.levels[l].bits);
-        let width = 1u64 << self.levels[l].bits;
+        let (below, width) = (u32::from(self.levels[l].shift), self.levels[l].width());
         // `width` itself is marked in the word past the level's (levels
         // are 8 bits or more), so no mark needs a test.
         let marks = &mut self.marks[..=width as usize / 64];
@@ -714,7 +721,7 @@ impl<'a> Builder<'a> {
     /// The items after level `l`, which each admits whole (its one
     /// segment): pushed on the stack; returns their (start, len).
     fn skip_level(&mut self, l: usize, start: usize, len: usize) -> (usize, usize) {
-        let down = Down::at(l, &self.levels, &self.rem, &self.exps);
+        let down = Down::at(l, &self.levels, &self.exps);
         let at = self.v.stack.len();
         for i in start..start + len {
             let child = down.item(&self.v.stack[i], 0);
@@ -733,9 +740,9 @@ impl<'a> Builder<'a> {
         len: usize,
         (cuts_at, segments): (usize, usize),
     ) -> usize {
-        let down = Down::at(l, &self.levels, &self.rem, &self.exps);
+        let down = Down::at(l, &self.levels, &self.exps);
         let below = down.below;
-        let width = 1u64 << self.levels[l].bits;
+        let width = self.levels[l].width();
         let segment_at = &self.segment_at;
         // The segments of an item's first and last values: the first is a
         // start, and so is the value past the last (or it is past them all).
