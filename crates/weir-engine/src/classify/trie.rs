@@ -44,6 +44,8 @@ use weir_wire::Packet;
 pub const BATCH: usize = 128;
 /// Packets walked together in scalar rounds (more did not help).
 const SCALAR_BATCH: usize = 16;
+/// Packets ahead whose records `walk_heads` asks for.
+const PREFETCH_AHEAD: usize = 8;
 /// Walks the lanes leave unfinished that `finish_tail` steps together.
 const TAIL: usize = 8;
 /// Most automata per family (each costs a walk per packet; at most 16,
@@ -810,7 +812,7 @@ impl TrieClassifier {
     /// first candidate surely misses (the key is outside its box), the
     /// next one the leaves name is tried, up to [`SURE_TRIES`]: the
     /// evaluator would pass over the one that misses.
-    #[inline]
+    #[inline(always)]
     pub fn leaves_decide(&self, slot: usize, s: &Scratch, class: u32) -> Alone {
         let family = s
             .family
@@ -819,24 +821,40 @@ impl TrieClassifier {
         let Some(f) = family.filter(|_| class & class::STATE == 0) else {
             return Alone::Ask;
         };
-        let (mut first, stop) = s.heads[slot];
+        let (first, stop) = s.heads[slot];
+        // `NO_STOP` (no candidate) is never below.
+        if first >= f.alone_below {
+            return Alone::Ask;
+        }
+        match sure(&self.decides, f, first, stop, &s.keys[slot]) {
+            Sure::Decides(verdict) => Alone::Decides(first as usize, verdict),
+            Sure::Misses => self.past_misses(slot, s, f, first),
+            Sure::Unsure => Alone::Evaluate,
+        }
+    }
+
+    /// `leaves_decide` past a first candidate the key misses: the next
+    /// ones the head leaves name, up to [`SURE_TRIES`] in all. Apart, so
+    /// that the first try, which decides nine packets in ten, is a few
+    /// instructions inlined in the engine's loop.
+    #[inline(never)]
+    fn past_misses(&self, slot: usize, s: &Scratch, f: &Family, mut first: u32) -> Alone {
+        let (_, stop) = s.heads[slot];
         let key = &s.keys[slot];
-        for _ in 0..SURE_TRIES {
-            // `NO_STOP` (no candidate) is never below.
+        let (head, _) = f.head();
+        let leaves = &s.at[slot * s.automata..][..head];
+        for _ in 1..SURE_TRIES {
+            first = leaves
+                .iter()
+                .map(|&l| self.store.first_after(l, first))
+                .min()
+                .unwrap_or(NO_STOP);
             if first >= f.alone_below {
                 return Alone::Ask;
             }
             match sure(&self.decides, f, first, stop, key) {
                 Sure::Decides(verdict) => return Alone::Decides(first as usize, verdict),
-                Sure::Misses => {
-                    let (head, _) = f.head();
-                    let leaves = &s.at[slot * s.automata..][..head];
-                    first = leaves
-                        .iter()
-                        .map(|&l| self.store.first_after(l, first))
-                        .min()
-                        .unwrap_or(NO_STOP);
-                }
+                Sure::Misses => {}
                 Sure::Unsure => return Alone::Evaluate,
             }
         }
@@ -847,10 +865,8 @@ impl TrieClassifier {
     /// when the rule is the packet's first candidate.
     #[inline]
     pub fn prefetch_box(&self, rule: u32) {
-        // A box may straddle two cache lines: its first and last words.
-        let b = self.families[0].boxes.get(rule as usize);
-        crate::prefetch::prefetch(b.map(|b| &b.lo[0]));
-        crate::prefetch::prefetch(b.map(|b| &b.hi[FIELDS - 1]));
+        // A box may straddle two cache lines.
+        crate::prefetch::prefetch_ends(self.families[0].boxes.get(rule as usize));
     }
 
     /// Walks every automaton for each packet of `ps` (at most [`BATCH`]),
@@ -888,6 +904,11 @@ impl TrieClassifier {
         // Per slot: its family's automata.
         let mut walks = [0u8; BATCH];
         for (i, p) in ps.iter().enumerate() {
+            // The record eight packets ahead: the first load of each record
+            // took two in five of `walk_batch`'s samples at 10k rules (the
+            // trace's records 11 MB). BENCHMARKS.md, "The first try
+            // inlined, the records asked for ahead".
+            crate::prefetch::prefetch_ends(ps.get(i + PREFETCH_AHEAD));
             let (family, k) = if p.ip_version == 4 {
                 (0, key(p, p.src as u32 as u64, p.dst as u32 as u64))
             } else if p.ip_version == 6 && !in_mapped(p.src) && !in_mapped(p.dst) {
