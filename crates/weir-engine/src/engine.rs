@@ -118,7 +118,9 @@ const INTERLEAVE_BYTES: usize = 4 << 20;
 /// prefetch, 7–11 rounds, medians: at 2k rules 4–7% slower, at 5k 1%
 /// faster to 3% slower, at 10k 2–15% faster, at 20k 14–25% faster
 /// (BENCHMARKS.md, "Leaves of one rule"). Below, the rules stay in cache
-/// and finding the first rule only costs.
+/// and finding the first rule only costs. (Its counter and box are asked
+/// for too, and the rule only where it may not decide alone: BENCHMARKS.md,
+/// "The first try inlined, the records asked for ahead".)
 const PREFETCH_FROM_RULES: usize = 8 << 10;
 
 /// A compiled ruleset deciding packets: the shared program and classifier,
@@ -660,13 +662,19 @@ impl Engine {
                 (Some(Classifier::Trie(c)), Candidates::Trie(s)) if self.shared.interleave => {
                     c.walk_batch(chunk, s);
                     if self.shared.prefetch_rules {
-                        // Each packet's likely first rule, on its way
-                        // while the packets before it are decided.
+                        // What each packet's likely first rule needs, on
+                        // its way while the packets before it are
+                        // decided: its box and counter, and the rule
+                        // itself only where it may not decide alone (a
+                        // packet decided alone reads no rule).
                         let rules = &self.shared.program.rules;
                         for slot in 0..chunk.len() {
                             if let Some(first) = c.first_leaf_rule(slot, s) {
-                                prefetch(rules.get(first as usize));
                                 c.prefetch_box(first);
+                                prefetch(self.counters.get(first as usize));
+                                if !c.may_decide(first) {
+                                    prefetch(rules.get(first as usize));
+                                }
                             }
                         }
                     }

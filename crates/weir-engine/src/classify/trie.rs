@@ -861,6 +861,13 @@ impl TrieClassifier {
         Alone::Evaluate
     }
 
+    /// Whether rule `rule`, matched, only allows or denies: a packet whose
+    /// first candidate it is may be decided without reading it.
+    #[inline]
+    pub fn may_decide(&self, rule: u32) -> bool {
+        self.decides.get(rule as usize).is_some_and(Option::is_some)
+    }
+
     /// Asks for IPv4 rule `rule`'s box, which [`TrieWalk::decided`] reads
     /// when the rule is the packet's first candidate.
     #[inline]
