@@ -21,7 +21,7 @@
 #![allow(unsafe_code)]
 
 use super::automaton::LINEAR_SEGMENTS;
-use super::lanes::Queue;
+use super::lanes::{Queue, Tail, SCALAR_TAIL};
 use core::arch::x86_64::*;
 
 /// Proof that this CPU has AVX2: made only by [`Avx2::detect`].
@@ -34,10 +34,10 @@ impl Avx2 {
     }
 
     /// Walks the queued walks (`Queue` says how); where each ends (a
-    /// leaf, or for the last few walks a node to go on from) is written
-    /// to its place in `at`.
+    /// leaf, or for the last few walks a node to go on from: returned) is
+    /// written to its place in `at`.
     #[inline]
-    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
+    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
         // SAFETY: an `Avx2` exists only where `detect` found the feature.
         unsafe { walk(nodes, keys, at, queue) }
     }
@@ -49,9 +49,6 @@ const LANES: usize = 8;
 /// (`step`): 32 walks in flight. Six and eight groups were 5–9% slower
 /// at 10k rules (BENCHMARKS.md, "The AVX2 walk's groups interleaved").
 const GROUPS: usize = 4;
-/// Walks left to the scalar rounds once no more are queued: a lane's step
-/// costs a whole vector's gathers.
-const SCALAR_TAIL: u32 = 4;
 
 /// One vector of walks, kept in arrays between steps.
 #[derive(Clone, Copy, Default)]
@@ -64,11 +61,12 @@ struct Group {
 }
 
 #[target_feature(enable = "avx2")]
-fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
+fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
     let total = queue.len();
     let (ids, bases, starts) = (queue.ids(), queue.bases(), queue.starts());
+    let mut tail = Tail::default();
     if total == 0 || nodes.is_empty() || keys.is_empty() || at.is_empty() {
-        return;
+        return tail;
     }
     let clamp = |s: usize| _mm256_set1_epi32((s - 1).min(i32::MAX as usize) as i32);
     // The last byte at which four bytes of the keys can be read.
@@ -93,11 +91,18 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
             }
             live += l.live.count_ones();
         }
-        if next == total && live <= SCALAR_TAIL {
+        if next == total && live as usize <= SCALAR_TAIL {
+            // The last few walks, left to the scalar steps.
             for l in &g {
                 put_back(l, l.live, at);
+                let mut live = l.live;
+                while live != 0 {
+                    let lane = live.trailing_zeros() as usize;
+                    live &= live - 1;
+                    tail.push(l.id[lane], l.base[lane]);
+                }
             }
-            return;
+            return tail;
         }
         step(nodes, keys, &mut g, last_node, last_key_byte);
         for l in &mut g {

@@ -25,7 +25,7 @@
 #![allow(unsafe_code)]
 
 use super::automaton::{EMPTY, INDEX, LEAF, LINEAR_SEGMENTS, SINGLE, STOP};
-use super::lanes::Queue;
+use super::lanes::{Queue, Tail, SCALAR_TAIL};
 use core::arch::x86_64::*;
 
 /// Proof that this CPU has what [`walk`] uses (AVX-512F, VPOPCNTDQ and
@@ -42,10 +42,10 @@ impl Avx512 {
     }
 
     /// Walks the queued walks (`Queue` says how); where each ends (a
-    /// leaf, or for the last few walks a node to go on from) is written
-    /// to its place in `at`.
+    /// leaf, or for the last few walks a node to go on from: returned) is
+    /// written to its place in `at`.
     #[inline]
-    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
+    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
         // SAFETY: an `Avx512` exists only where `detect` found the features.
         unsafe { walk(nodes, keys, at, queue) }
     }
@@ -138,11 +138,12 @@ fn and_first([a, b, c, d]: [&[u64]; 4], out: &mut [u64]) -> Option<usize> {
 }
 
 #[target_feature(enable = "avx512f,avx512vpopcntdq,bmi2")]
-fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
+fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
     let total = queue.len();
     let (ids, bases, starts) = (queue.ids(), queue.bases(), queue.starts());
+    let mut tail = Tail::default();
     if total == 0 || nodes.is_empty() || keys.is_empty() || at.is_empty() {
-        return;
+        return tail;
     }
     let last = |s: usize| _mm512_set1_epi32((s - 1).min(i32::MAX as usize) as i32);
     // The last byte at which four bytes of the keys can be read.
@@ -171,17 +172,26 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
             }
         }
         let live: u32 = g.iter().map(|l| l.live.count_ones()).sum();
-        if next == total && live <= SCALAR_TAIL {
-            // The last few walks, left to the scalar rounds: one lane's
-            // step costs a whole vector's gathers.
+        if next == total && live as usize <= SCALAR_TAIL {
+            // The last few walks, left to the scalar steps.
             for l in &g {
                 let to = _mm512_min_epu32(l.id, last_at);
-                // SAFETY: every index is clamped below `at.len()`.
+                let (mut id, mut base) = ([0u32; 16], [0u32; 16]);
+                // SAFETY: every index is clamped below `at.len()`; the
+                // stores write sixteen words into arrays of sixteen.
                 unsafe {
-                    _mm512_mask_i32scatter_epi32::<4>(at.as_mut_ptr().cast(), l.live, to, l.cur)
-                };
+                    _mm512_mask_i32scatter_epi32::<4>(at.as_mut_ptr().cast(), l.live, to, l.cur);
+                    _mm512_storeu_epi32(id.as_mut_ptr().cast(), l.id);
+                    _mm512_storeu_epi32(base.as_mut_ptr().cast(), l.base);
+                }
+                let mut live = l.live;
+                while live != 0 {
+                    let lane = live.trailing_zeros() as usize;
+                    live &= live - 1;
+                    tail.push(id[lane], base[lane]);
+                }
             }
-            return;
+            return tail;
         }
         step(nodes, keys, &mut g, last_node, last_key_byte);
         for l in &mut g {
@@ -204,8 +214,6 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
 /// than two at 10k rules and 10–20% at 100k; six and eight, slower
 /// (BENCHMARKS.md, "Four groups' gathers in flight").
 const GROUPS: usize = 4;
-/// Walks left to the scalar rounds once no more are queued.
-const SCALAR_TAIL: u32 = 4;
 
 /// One vector of walks: each lane's place in `at`, key base and node.
 #[derive(Clone, Copy)]

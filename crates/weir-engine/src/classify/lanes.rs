@@ -95,9 +95,9 @@ impl Lanes {
 
     /// Walks the queued walks; where each ends is written to its place in
     /// `at` (a leaf, or for the last few a node for the scalar steps to go
-    /// on from).
+    /// on from: those are returned).
     #[inline]
-    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) {
+    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
         match self {
             #[cfg(target_arch = "x86_64")]
             Lanes::Avx512(l) => l.walk(nodes, keys, at, queue),
@@ -147,6 +147,36 @@ fn resolve(simd: Simd, mut has: impl Iterator<Item = Simd>) -> Option<Simd> {
         Simd::Off => None,
         Simd::Auto => has.next(),
         vector => has.find(|&h| h == vector),
+    }
+}
+
+/// Walks the lanes leave to the scalar steps once no more are queued: one
+/// lane's step costs a whole vector's gathers.
+pub const SCALAR_TAIL: usize = 4;
+
+/// The walks a vector walk left short of a leaf (at most [`SCALAR_TAIL`]):
+/// each walk's place in `at` and its key's base, as queued. Handed back,
+/// so the scalar steps need not look for them in the whole queue (a scan
+/// that was half of their time at 10k rules).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tail {
+    walks: [(u32, u32); SCALAR_TAIL],
+    len: usize,
+}
+
+impl Tail {
+    /// Adds a walk; the vector walks stop at [`SCALAR_TAIL`] live walks,
+    /// so no more are ever added.
+    #[inline]
+    pub fn push(&mut self, id: u32, base: u32) {
+        assert!(self.len < SCALAR_TAIL, "more than SCALAR_TAIL walks left");
+        self.walks[self.len] = (id, base);
+        self.len += 1;
+    }
+
+    /// The walks: (place in `at`, key base).
+    pub fn walks(&self) -> &[(u32, u32)] {
+        &self.walks[..self.len]
     }
 }
 

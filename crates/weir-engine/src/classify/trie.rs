@@ -33,7 +33,7 @@ use super::automaton::{self, Limits, Store, EMPTY, INDEX, LEAF, SINGLE};
 use super::bitgroup::{BitGroup, BIT_GROUP_RULES};
 use super::family::{address_groups, jumped_over, key, needs_state, split, FamilyRules, FIELDS};
 use super::fields::{in_mapped, Constraints};
-use super::lanes::{Lanes, Queue, Simd};
+use super::lanes::{Lanes, Queue, Simd, Tail};
 use crate::eval::Walk;
 use crate::program::{class, Program, Rule, Verdict};
 use weir_wire::Packet;
@@ -46,8 +46,6 @@ pub const BATCH: usize = 128;
 const SCALAR_BATCH: usize = 16;
 /// Packets ahead whose records `walk_heads` asks for.
 const PREFETCH_AHEAD: usize = 8;
-/// Walks the lanes leave unfinished that `finish_tail` steps together.
-const TAIL: usize = 8;
 /// Most automata per family (each costs a walk per packet; at most 16,
 /// a vector of leaves in `walk_batch`).
 const MAX_AUTOMATA: usize = 12;
@@ -449,17 +447,18 @@ fn step_round(store: &Store, at: &mut [u32], key: &[u64; FIELDS]) -> bool {
     inner
 }
 
-/// Steps the walks `(id, slot)` (`at[id]`, `keys[slot]`) a level each per
-/// round until every one is at a leaf.
+/// Steps the walks `(id, base)` (`at[id]`, the key at `keys[base / FIELDS]`)
+/// a level each per round until every one is at a leaf: the few walks the
+/// lanes leave.
 #[inline(always)]
-fn finish_rounds(store: &Store, tail: &[(u32, u32)], at: &mut [u32], keys: &[[u64; FIELDS]]) {
+fn finish_rounds(store: &Store, tail: &Tail, at: &mut [u32], keys: &[[u64; FIELDS]]) {
     let mut inner = true;
     while inner {
         inner = false;
-        for &(id, slot) in tail {
+        for &(id, base) in tail.walks() {
             let a = &mut at[id as usize];
             if *a & LEAF == 0 {
-                *a = store.step(*a, &keys[slot as usize]);
+                *a = store.step(*a, &keys[base as usize / FIELDS]);
                 inner |= *a & LEAF == 0;
             }
         }
@@ -931,6 +930,7 @@ impl TrieClassifier {
             walks[i] = head as u8;
             s.at[i * m..][..head].copy_from_slice(&f.roots[..head]);
         }
+        let mut tail = Tail::default();
         if let Some(lanes) = self.lanes {
             let at = &s.at;
             s.queue.refill(|ids, bases, starts| {
@@ -948,27 +948,27 @@ impl TrieClassifier {
                 k
             });
             let keys = s.keys.as_flattened();
-            lanes.walk(&self.store.nodes, keys, &mut s.at, &s.queue);
+            tail = lanes.walk(&self.store.nodes, keys, &mut s.at, &s.queue);
         }
         #[cfg(target_arch = "x86_64")]
         if self.popcnt {
             // SAFETY: `popcnt` is only set where the CPU has POPCNT.
             #[allow(unsafe_code)]
             unsafe {
-                self.scalar_steps_popcnt(&walks[..ps.len()], s)
+                self.scalar_steps_popcnt(&walks[..ps.len()], &tail, s)
             };
             return walks;
         }
-        self.scalar_steps(&walks[..ps.len()], s);
+        self.scalar_steps(&walks[..ps.len()], &tail, s);
         walks
     }
 
-    /// The scalar steps of a batch: the few walks the lanes leave, or
-    /// without lanes every walk, in rounds.
+    /// The scalar steps of a batch: the few walks the lanes leave
+    /// (`tail`), or without lanes every walk, in rounds.
     #[inline(always)]
-    fn scalar_steps(&self, walks: &[u8], s: &mut Scratch) {
+    fn scalar_steps(&self, walks: &[u8], tail: &Tail, s: &mut Scratch) {
         match self.lanes {
-            Some(_) => self.finish_tail(s),
+            Some(_) => finish_rounds(&self.store, tail, &mut s.at, &s.keys),
             None => self.rounds(walks, s),
         }
     }
@@ -978,33 +978,8 @@ impl TrieClassifier {
     /// instructions).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt")]
-    fn scalar_steps_popcnt(&self, walks: &[u8], s: &mut Scratch) {
-        self.scalar_steps(walks, s);
-    }
-
-    /// Finishes the few walks the lanes leave short of a leaf (the last of
-    /// the queue), found in one pass over the queue: rounds over every
-    /// slot would scan the whole batch once a level.
-    #[inline(always)]
-    fn finish_tail(&self, s: &mut Scratch) {
-        let Scratch {
-            at, keys, queue, ..
-        } = s;
-        let mut tail = [(0u32, 0u32); TAIL];
-        let mut n = 0;
-        for (&id, &base) in queue.ids().iter().zip(queue.bases()) {
-            if at[id as usize] & LEAF != 0 {
-                continue;
-            }
-            if n == TAIL {
-                // More than the lanes leave: finish those found so far.
-                finish_rounds(&self.store, &tail, at, keys);
-                n = 0;
-            }
-            tail[n] = (id, base / FIELDS as u32);
-            n += 1;
-        }
-        finish_rounds(&self.store, &tail[..n], at, keys);
+    fn scalar_steps_popcnt(&self, walks: &[u8], tail: &Tail, s: &mut Scratch) {
+        self.scalar_steps(walks, tail, s);
     }
 
     /// Steps the walks not yet at a leaf (slot i has `walks[i]`), a level
@@ -1119,6 +1094,7 @@ impl TrieClassifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::classify::lanes::SCALAR_TAIL;
     use weir_wire::v4_mapped;
 
     fn program(text: &str) -> Program {
@@ -1589,7 +1565,18 @@ mod tests {
                     let (slot, j) = (id as usize / m, id as usize % m);
                     s.at[id as usize] = t.families[usize::from(s.family[slot])].roots[j];
                 }
-                t.finish_tail(&mut s);
+                let queued: Vec<(u32, u32)> = s
+                    .queue
+                    .ids()
+                    .iter()
+                    .copied()
+                    .zip(s.queue.bases().iter().copied())
+                    .collect();
+                for walks in queued.chunks(SCALAR_TAIL) {
+                    let mut tail = Tail::default();
+                    walks.iter().for_each(|&(id, base)| tail.push(id, base));
+                    finish_rounds(&t.store, &tail, &mut s.at, &s.keys);
+                }
                 assert_eq!(ended, s.at[..batch.len() * m], "tail, batch {k}");
                 // The heads found from them (in AVX-512, vectors), too.
                 t.walk_batch(batch, &mut s);
@@ -1607,7 +1594,7 @@ mod tests {
                     .count();
                 stops += heads.iter().filter(|h| h.1 != NO_STOP).count();
             }
-            assert!(most_queued > 4 * TAIL, "{most_queued} walks queued at most");
+            assert!(most_queued > 32, "{most_queued} walks queued at most");
             assert!(
                 lists > 20 && stops > 50,
                 "{lists} packets with list leaves, {stops} stops"
