@@ -1236,6 +1236,12 @@ mod tests {
         assert_eq!(decided(packet(0x0a09_0001, other, 6, 25)), None);
         // `setup` is no key field: the rule is tried, not surely matched.
         assert_eq!(decided(packet(net10, other, 6, 26)), None);
+        // Which rules the batch need not fetch for a packet decided alone
+        // (`may_decide`): the plain allows and denies, whatever they test,
+        // and the default rule; past the last rule, none.
+        let plain: Vec<bool> = (0..8).map(|r| t.may_decide(r)).collect();
+        let want = [false, false, true, false, true, true, true, false];
+        assert_eq!(plain, want);
     }
 
     /// Without a rule for every packet, an automaton of one rule is a
