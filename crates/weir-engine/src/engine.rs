@@ -113,14 +113,14 @@ struct Shared {
 const INTERLEAVE_BYTES: usize = 4 << 20;
 
 /// From this many rules (1.5 MiB of them, past a Zen 4 core's 1 MiB L2),
-/// a batch walked interleaved prefetches each packet's likely first rule
-/// once the walk is done: `weir classbench` on ClassBench sets, against no
-/// prefetch, 7–11 rounds, medians: at 2k rules 4–7% slower, at 5k 1%
-/// faster to 3% slower, at 10k 2–15% faster, at 20k 14–25% faster
-/// (BENCHMARKS.md, "Leaves of one rule"). Below, the rules stay in cache
-/// and finding the first rule only costs. (Its counter and box are asked
-/// for too, and the rule only where it may not decide alone: BENCHMARKS.md,
-/// "The first try inlined, the records asked for ahead".)
+/// a batch walked interleaved asks, once the walk is done, for what each
+/// packet's likely first rule needs (its box and counter, and the rule
+/// where it may not decide alone: BENCHMARKS.md, "The first try inlined,
+/// the records asked for ahead"). With the rule alone, against no
+/// prefetch (`weir classbench` on ClassBench sets, 7–11 rounds, medians):
+/// at 2k rules 4–7% slower, at 5k 1% faster to 3% slower, at 10k 2–15%
+/// faster, at 20k 14–25% faster (BENCHMARKS.md, "Leaves of one rule").
+/// Below, the rules stay in cache and finding the first rule only costs.
 const PREFETCH_FROM_RULES: usize = 8 << 10;
 
 /// A compiled ruleset deciding packets: the shared program and classifier,

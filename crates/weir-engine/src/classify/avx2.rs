@@ -95,12 +95,7 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
             // The last few walks, left to the scalar steps.
             for l in &g {
                 put_back(l, l.live, at);
-                let mut live = l.live;
-                while live != 0 {
-                    let lane = live.trailing_zeros() as usize;
-                    live &= live - 1;
-                    tail.push(l.id[lane], l.base[lane]);
-                }
+                tail.push_lanes(l.live, &l.id, &l.base);
             }
             return tail;
         }

@@ -184,12 +184,7 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
                     _mm512_storeu_epi32(id.as_mut_ptr().cast(), l.id);
                     _mm512_storeu_epi32(base.as_mut_ptr().cast(), l.base);
                 }
-                let mut live = l.live;
-                while live != 0 {
-                    let lane = live.trailing_zeros() as usize;
-                    live &= live - 1;
-                    tail.push(id[lane], base[lane]);
-                }
+                tail.push_lanes(u32::from(l.live), &id, &base);
             }
             return tail;
         }

@@ -174,6 +174,17 @@ impl Tail {
         self.len += 1;
     }
 
+    /// Adds the walks of a vector's lanes `live` (bit per lane), whose
+    /// places and key bases are `ids` and `bases`, lane by lane.
+    #[inline]
+    pub fn push_lanes(&mut self, mut live: u32, ids: &[u32], bases: &[u32]) {
+        while live != 0 {
+            let lane = live.trailing_zeros() as usize;
+            live &= live - 1;
+            self.push(ids[lane], bases[lane]);
+        }
+    }
+
     /// The walks: (place in `at`, key base).
     pub fn walks(&self) -> &[(u32, u32)] {
         &self.walks[..self.len]
