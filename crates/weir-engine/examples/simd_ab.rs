@@ -4,8 +4,11 @@
 //! alternating between them, so that every walk sees the same machine
 //! and the load of a shared host moves them all alike. Prints each walk's
 //! median and best ns a packet, and checks that all give the same answers.
+//! With `one`, packets are decided one by one (`decide`, as `weir bench`
+//! does), where `auto` leaves a packet's walks to the scalar rounds and a
+//! walk named walks it in lanes.
 //!
-//! `target/release/examples/simd_ab RULES TRACE [PASSES]`
+//! `target/release/examples/simd_ab RULES TRACE [PASSES] [one]`
 
 use std::time::Instant;
 use weir_classbench::to_weir::Compiled;
@@ -23,7 +26,12 @@ fn main() {
     let program = weir_engine::compile(&compiled.ruleset, &Names::default(), &Default::default())
         .expect("filters compile");
     let packets: Vec<_> = headers.iter().map(|h| compiled.packet(h)).collect();
-    let walks: Vec<Simd> = Simd::here().into_iter().chain([Simd::Off]).collect();
+    let one_by_one = args.get(4).is_some_and(|a| a == "one");
+    let walks: Vec<Simd> = [Simd::Auto]
+        .into_iter()
+        .chain(Simd::here())
+        .chain([Simd::Off])
+        .collect();
     let mut engines: Vec<Engine> = walks
         .iter()
         .map(|&s| Engine::builder(program.clone()).simd(s).build())
@@ -35,7 +43,12 @@ fn main() {
         for (w, e) in engines.iter_mut().enumerate() {
             let start = Instant::now();
             for chunk in packets.chunks(256) {
-                e.decide_batch(std::hint::black_box(chunk), &mut out);
+                if one_by_one {
+                    out.clear();
+                    out.extend(chunk.iter().map(|p| e.decide(std::hint::black_box(p))));
+                } else {
+                    e.decide_batch(std::hint::black_box(chunk), &mut out);
+                }
                 if pass == 0 {
                     answers[w].extend(out.iter().map(|d| d.rule));
                 }

@@ -130,7 +130,9 @@ pub struct EngineArgs {
     pub linear: bool,
     /// Vector lanes for the classifier's automata on large rulesets: auto
     /// (AVX-512, 16 walks a vector, where the CPU has it; else AVX2, 8
-    /// walks a vector; else scalar), avx512, avx2, or off (scalar). Up to
+    /// walks a vector; else scalar; a packet decided alone, as `weir bench`
+    /// decides them, walks in scalar code, which is faster for one packet's
+    /// few walks), avx512, avx2 (every walk in lanes), or off (scalar). Up to
     /// 1,024 rules the bit sets are ANDed in AVX-512 vectors with auto or
     /// avx512, else in scalar code. The verdicts and counters are
     /// identical; only the cost differs.

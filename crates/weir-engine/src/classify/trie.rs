@@ -44,6 +44,11 @@ use weir_wire::Packet;
 pub const BATCH: usize = 128;
 /// Packets walked together in scalar rounds (more did not help).
 const SCALAR_BATCH: usize = 16;
+/// Fewest packets of a batch whose walks `Simd::Auto` gives the lanes.
+/// One or two packets' walks leave most lanes idle: packets decided one
+/// by one took 0.8–0.9 of the AVX-512 walk's time in the scalar rounds at
+/// 10k and 100k rules (BENCHMARKS.md, "Packets decided one by one").
+const LANES_FROM: usize = 3;
 /// Packets ahead whose records `walk_heads` asks for.
 const PREFETCH_AHEAD: usize = 8;
 /// Most automata per family (each costs a walk per packet; at most 16,
@@ -229,6 +234,9 @@ pub struct TrieClassifier {
     decides: Box<[Option<Verdict>]>,
     /// The walk in SIMD lanes, where the CPU has one.
     lanes: Option<Lanes>,
+    /// Fewest packets of a batch whose walks go to the lanes: 1 where a
+    /// walk was asked for by name, else [`LANES_FROM`].
+    lanes_from: usize,
     /// The CPU has POPCNT, for the scalar rounds (x86-64 only).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     popcnt: bool,
@@ -574,6 +582,7 @@ impl TrieClassifier {
             state,
             decides: prog.rules.iter().map(Rule::plain_verdict).collect(),
             lanes: Lanes::pick(Simd::Auto),
+            lanes_from: LANES_FROM,
             popcnt: has_popcnt(),
         };
         // Both families' rules first: the constraints, as large, are not
@@ -731,8 +740,11 @@ impl TrieClassifier {
 
     /// Steps the automata in the lanes `simd` asks for, or in scalar
     /// rounds where this CPU lacks them (the same leaves either way).
+    /// `Auto` leaves batches of fewer than [`LANES_FROM`] packets to the
+    /// scalar rounds; a walk asked for by name takes every batch.
     pub fn use_simd(&mut self, simd: Simd) {
         self.lanes = Lanes::pick(simd);
+        self.lanes_from = if simd == Simd::Auto { LANES_FROM } else { 1 };
     }
 
     /// Packets to give [`walk_batch`](Self::walk_batch) at once.
@@ -930,8 +942,9 @@ impl TrieClassifier {
             walks[i] = head as u8;
             s.at[i * m..][..head].copy_from_slice(&f.roots[..head]);
         }
-        let mut tail = Tail::default();
-        if let Some(lanes) = self.lanes {
+        let lanes = self.lanes.filter(|_| ps.len() >= self.lanes_from);
+        let mut tail = None;
+        if let Some(lanes) = lanes {
             let at = &s.at;
             s.queue.refill(|ids, bases, starts| {
                 let mut k = 0;
@@ -948,27 +961,27 @@ impl TrieClassifier {
                 k
             });
             let keys = s.keys.as_flattened();
-            tail = lanes.walk(&self.store.nodes, keys, &mut s.at, &s.queue);
+            tail = Some(lanes.walk(&self.store.nodes, keys, &mut s.at, &s.queue));
         }
         #[cfg(target_arch = "x86_64")]
         if self.popcnt {
             // SAFETY: `popcnt` is only set where the CPU has POPCNT.
             #[allow(unsafe_code)]
             unsafe {
-                self.scalar_steps_popcnt(&walks[..ps.len()], &tail, s)
+                self.scalar_steps_popcnt(&walks[..ps.len()], tail.as_ref(), s)
             };
             return walks;
         }
-        self.scalar_steps(&walks[..ps.len()], &tail, s);
+        self.scalar_steps(&walks[..ps.len()], tail.as_ref(), s);
         walks
     }
 
     /// The scalar steps of a batch: the few walks the lanes leave
-    /// (`tail`), or without lanes every walk, in rounds.
+    /// (`tail`), or where no lanes walked, every walk, in rounds.
     #[inline(always)]
-    fn scalar_steps(&self, walks: &[u8], tail: &Tail, s: &mut Scratch) {
-        match self.lanes {
-            Some(_) => finish_rounds(&self.store, tail, &mut s.at, &s.keys),
+    fn scalar_steps(&self, walks: &[u8], tail: Option<&Tail>, s: &mut Scratch) {
+        match tail {
+            Some(tail) => finish_rounds(&self.store, tail, &mut s.at, &s.keys),
             None => self.rounds(walks, s),
         }
     }
@@ -978,7 +991,7 @@ impl TrieClassifier {
     /// instructions).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt")]
-    fn scalar_steps_popcnt(&self, walks: &[u8], tail: &Tail, s: &mut Scratch) {
+    fn scalar_steps_popcnt(&self, walks: &[u8], tail: Option<&Tail>, s: &mut Scratch) {
         self.scalar_steps(walks, tail, s);
     }
 
