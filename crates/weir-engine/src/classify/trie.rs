@@ -46,8 +46,8 @@ pub const BATCH: usize = 128;
 const SCALAR_BATCH: usize = 16;
 /// Fewest packets of a batch whose walks `Simd::Auto` gives the lanes.
 /// One or two packets' walks leave most lanes idle: packets decided one
-/// by one took 0.8–0.9 of the AVX-512 walk's time in the scalar rounds at
-/// 10k and 100k rules (BENCHMARKS.md, "Packets decided one by one").
+/// by one took 0.78–0.82 of the AVX-512 walk's time in the scalar rounds
+/// at 10k and 100k rules (BENCHMARKS.md, "Packets decided one by one").
 const LANES_FROM: usize = 3;
 /// Packets ahead whose records `walk_heads` asks for.
 const PREFETCH_AHEAD: usize = 8;
