@@ -691,7 +691,11 @@ impl Engine {
                 }
                 _ => false,
             };
+            let next = packets.get((k + 1) * batch..).unwrap_or_default();
             for (slot, p) in chunk.iter().enumerate() {
+                // The next chunk's record in this slot, on its way while
+                // this chunk is decided: its walks read it first.
+                crate::prefetch::prefetch_ends(next.get(slot));
                 before(self, k * batch + slot);
                 let slot = walked.then_some(slot);
                 // The common case's rule and verdict go straight into
