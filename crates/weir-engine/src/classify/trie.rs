@@ -932,7 +932,9 @@ impl TrieClassifier {
             // The record eight packets ahead: the first load of each record
             // took two in five of `walk_batch`'s samples at 10k rules (the
             // trace's records 11 MB). BENCHMARKS.md, "The first try
-            // inlined, the records asked for ahead".
+            // inlined, the records asked for ahead". Too late for most
+            // records; the engine asks for a chunk's records while the
+            // chunk before is decided, and this serves a call's first.
             crate::prefetch::prefetch_ends(ps.get(i + PREFETCH_AHEAD));
             let (family, k) = if p.ip_version == 4 {
                 (0, key(p, p.src as u32 as u64, p.dst as u32 as u64))
