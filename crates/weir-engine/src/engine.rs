@@ -11,7 +11,7 @@ use crate::eval::{
 use crate::explain::{RuleTrace, Trace};
 use crate::log::Logger;
 use crate::ops::{packet_class, Ctx, Dispatch, Env, MatchDispatch, TableDispatch};
-use crate::prefetch::prefetch;
+use crate::prefetch::{prefetch, prefetch_ends};
 use crate::program::{class, Program, Verdict};
 use crate::state::{StateConfig, StateTable};
 use serde::Serialize;
@@ -694,8 +694,10 @@ impl Engine {
             let next = packets.get((k + 1) * batch..).unwrap_or_default();
             for (slot, p) in chunk.iter().enumerate() {
                 // The next chunk's record in this slot, on its way while
-                // this chunk is decided: its walks read it first.
-                crate::prefetch::prefetch_ends(next.get(slot));
+                // this chunk is decided: its walks read it first (a
+                // prefetch eight records ahead inside the walk's loop came
+                // too late; BENCHMARKS.md, "The next chunk's records").
+                prefetch_ends(next.get(slot));
                 before(self, k * batch + slot);
                 let slot = walked.then_some(slot);
                 // The common case's rule and verdict go straight into

@@ -49,8 +49,6 @@ const SCALAR_BATCH: usize = 16;
 /// by one took 0.78–0.82 of the AVX-512 walk's time in the scalar rounds
 /// at 10k and 100k rules (BENCHMARKS.md, "Packets decided one by one").
 const LANES_FROM: usize = 3;
-/// Packets ahead whose records `walk_heads` asks for.
-const PREFETCH_AHEAD: usize = 8;
 /// Most automata per family (each costs a walk per packet; at most 16,
 /// a vector of leaves in `walk_batch`).
 const MAX_AUTOMATA: usize = 12;
@@ -929,13 +927,6 @@ impl TrieClassifier {
         let mut walks = [0u8; BATCH];
         let lanes = self.lanes.filter(|_| ps.len() >= self.lanes_from);
         for (i, p) in ps.iter().enumerate() {
-            // The record eight packets ahead: the first load of each record
-            // took two in five of `walk_batch`'s samples at 10k rules (the
-            // trace's records 11 MB). BENCHMARKS.md, "The first try
-            // inlined, the records asked for ahead". Too late for most
-            // records; the engine asks for a chunk's records while the
-            // chunk before is decided, and this serves a call's first.
-            crate::prefetch::prefetch_ends(ps.get(i + PREFETCH_AHEAD));
             let (family, k) = if p.ip_version == 4 {
                 (0, key(p, p.src as u32 as u64, p.dst as u32 as u64))
             } else if p.ip_version == 6 && !in_mapped(p.src) && !in_mapped(p.dst) {
