@@ -152,9 +152,6 @@ struct Tier {
 struct Family {
     /// Each automaton's root (a node or a leaf): the head tier's first.
     roots: Vec<u32>,
-    /// Some head automaton's root is a leaf (a walk in lanes writes
-    /// only the other roots' places).
-    head_leaf_root: bool,
     /// Rules in per-field bitsets: the head tier's first.
     blocks: Vec<BitGroup>,
     /// The tiers, in rule order (one when the automata hold every rule).
@@ -229,6 +226,14 @@ impl Family {
     /// The head tier's automata and blocks: what every packet walks.
     fn head(&self) -> (usize, usize) {
         self.tiers.first().map_or((0, 0), |t| (t.roots, t.blocks))
+    }
+
+    /// Whether some head automaton's root is a leaf: a walk in lanes
+    /// writes only the other roots' places.
+    fn head_leaf_root(&self) -> bool {
+        self.roots[..self.head().0]
+            .iter()
+            .any(|&root| root & LEAF != 0)
     }
 }
 
@@ -606,10 +611,7 @@ impl TrieClassifier {
         drop(constraints);
         let mut spent = Spent::default();
         for (f, rules) in families.iter().enumerate() {
-            let mut family = d.build_family(rules, budget, &mut spent);
-            let head = &family.roots[..family.head().0];
-            family.head_leaf_root = head.iter().any(|&root| root & LEAF != 0);
-            d.families[f] = family;
+            d.families[f] = d.build_family(rules, budget, &mut spent);
         }
         // The boxes, once the builds' working vectors are gone (not at
         // their peak: 40 bytes a rule).
@@ -940,6 +942,14 @@ impl TrieClassifier {
         // Per slot: its family's automata.
         let mut walks = [0u8; BATCH];
         let lanes = self.lanes.filter(|_| ps.len() >= self.lanes_from);
+        // The walks start from the roots in place, but the lanes take
+        // theirs from the queue and write where they end: only a leaf root
+        // need be copied for them (the copy, a `memmove` call a packet, was
+        // 2.5% of the time at 10k rules). Per family, once a batch.
+        let copy_roots = self
+            .families
+            .each_ref()
+            .map(|f| lanes.is_none() || f.head_leaf_root());
         for (i, p) in ps.iter().enumerate() {
             let (family, k) = if p.ip_version == 4 {
                 (0, key(p, p.src as u32 as u64, p.dst as u32 as u64))
@@ -954,11 +964,7 @@ impl TrieClassifier {
             let f = &self.families[usize::from(family)];
             let (head, _) = f.head();
             walks[i] = head as u8;
-            // The walks start from the roots in place, but the lanes take
-            // theirs from the queue and write where they end: only a leaf
-            // root need be copied for them (the copy, a `memmove` call a
-            // packet, was 2.5% of the time at 10k rules).
-            if lanes.is_none() || f.head_leaf_root {
+            if copy_roots[usize::from(family)] {
                 s.at[i * m..][..head].copy_from_slice(&f.roots[..head]);
             }
         }
