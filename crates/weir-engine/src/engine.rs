@@ -252,7 +252,7 @@ impl EngineBuilder {
         let mut classifier = match walk {
             WalkKind::Linear => None,
             WalkKind::Auto if program.rules.len() <= CLASSIFY_FROM_RULES => None,
-            WalkKind::Auto => Some(Classifier::build(&program, budget)),
+            WalkKind::Auto => Some(Classifier::build(&program, budget, simd)),
             WalkKind::Bits => BitClassifier::build(&program).map(|b| Classifier::Bits(Box::new(b))),
             WalkKind::Trie => Some(Classifier::Trie(Box::new(TrieClassifier::build_with(
                 &program, budget,

@@ -181,6 +181,12 @@ impl BitClassifier {
         decided.map(|v| (first, v))
     }
 
+    /// Whether IPv4 lookups AND their address classes' sets apart
+    /// ([`Rfc::addresses_apart`]).
+    pub fn ands_addresses_apart(&self) -> bool {
+        self.rfc.as_ref().is_some_and(Rfc::addresses_apart)
+    }
+
     /// ANDs the recursive tables' sets in the vectors `simd` asks for.
     pub fn use_simd(&mut self, simd: Simd) {
         if let Some(rfc) = &mut self.rfc {

@@ -419,6 +419,13 @@ impl Rfc {
         (first, self.decides[first])
     }
 
+    /// Whether the address classes are ANDed apart (their combining table
+    /// would not fit): then a lookup ANDs three or four sets, and most of
+    /// fw-like sets' packets AND them whole.
+    pub fn addresses_apart(&self) -> bool {
+        matches!(self.addrs, Last::Apart(..))
+    }
+
     /// Whether the packet's class bits pick its classes: false when every
     /// class value is in one class (no rule tests them apart).
     pub fn reads_class(&self) -> bool {

@@ -76,7 +76,9 @@ pub struct ClassbenchArgs {
     /// Vector lanes for the automata: auto (AVX-512 where the CPU has it,
     /// else AVX2, else scalar), avx512, avx2 or off (scalar); up to 1,024
     /// filters, the bit sets' AND in AVX-512 (auto, avx512) or scalar
-    /// code. The same answers, to compare the costs.
+    /// code, except that sets whose address classes are ANDed apart
+    /// (fw-like) take the automata where lanes are given. The same
+    /// answers, to compare the costs.
     #[arg(long, default_value = "auto", value_name = "WALK", value_parser = crate::cli::parse_simd)]
     pub simd: weir_engine::Simd,
     /// Timed passes over the trace (the median is reported).
