@@ -64,11 +64,12 @@ impl Classifier {
     /// sets would AND their address classes apart and the automata can
     /// step in `simd`'s lanes, the tries serve small rulesets too: on
     /// fw-like sets, whose packets mostly AND three whole sets from
-    /// megabytes of tables, the tries' hundred kilobytes took 0.84 of the
-    /// bit sets' time with AVX2 lanes on a Zen 3 and 0.88 with AVX-512 on
-    /// a Xeon; scalar, 2.4 times it; on sets whose address classes
-    /// combine, 1.3 times it (BENCHMARKS.md, "The tries for fw-like sets
-    /// at 1,000 rules").
+    /// megabytes of tables, the tries' hundred kilobytes stay in cache.
+    /// With AVX2 lanes on a noisy Zen 3 they took 0.84–0.98 of the bit
+    /// sets' time in three runs of four (1.07 in the fourth), 0.88 with
+    /// AVX-512 on a Xeon; scalar, 2.4 times it; on sets whose address
+    /// classes combine, 1.3 times it (BENCHMARKS.md, "On a Zen 3 without
+    /// AVX-512").
     pub fn build(prog: &Program, budget: Budget, simd: Simd) -> Classifier {
         let bits = (prog.rules.len() <= BITS_UP_TO_RULES)
             .then(|| BitClassifier::build(prog))
