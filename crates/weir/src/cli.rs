@@ -134,7 +134,9 @@ pub struct EngineArgs {
     /// decides them, walks in scalar code, which is faster for one packet's
     /// few walks), avx512, avx2 (every walk in lanes), or off (scalar). Up to
     /// 1,024 rules the bit sets are ANDed in AVX-512 vectors with auto or
-    /// avx512, else in scalar code. The verdicts and counters are
+    /// avx512, else in scalar code; rulesets whose address classes the bit
+    /// sets would AND apart (fw-like) take the automata where lanes are
+    /// given. The verdicts and counters are
     /// identical; only the cost differs.
     #[arg(long, default_value = "auto", value_name = "WALK", value_parser = parse_simd)]
     pub simd: weir_engine::Simd,

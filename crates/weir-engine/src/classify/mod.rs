@@ -9,14 +9,15 @@
 //!
 //! Two schemes, chosen by ruleset size (BENCHMARKS.md, "Classifying large
 //! rulesets"; [`Classifier::build`] gives small fw-like sets the tries
-//! where their walk has lanes): per-field bitsets (`bits.rs`) for small rulesets, where an
-//! AND of a few words is hard to beat, with recursive flow classification
-//! tables (`rfc.rs`) in front for IPv4; and past [`BITS_UP_TO_RULES`]
-//! rules, byte tries (`trie.rs`, automata built by `automaton.rs` over the
-//! rules as `family.rs` indexes them), whose cost per packet hardly grows
-//! with the ruleset, with bit blocks (`bitgroup.rs`) for what the automata
-//! cannot hold within the build's [`Budget`]; a batch's walks step in
-//! AVX-512 or AVX2 lanes where the CPU has them (`lanes.rs`).
+//! where their walk has lanes): per-field bitsets (`bits.rs`) for small
+//! rulesets, where an AND of a few words is hard to beat, with recursive
+//! flow classification tables (`rfc.rs`) in front for IPv4; and past
+//! [`BITS_UP_TO_RULES`] rules, byte tries (`trie.rs`, automata built by
+//! `automaton.rs` over the rules as `family.rs` indexes them), whose cost
+//! per packet hardly grows with the ruleset, with bit blocks
+//! (`bitgroup.rs`) for what the automata cannot hold within the build's
+//! [`Budget`]; a batch's walks step in AVX-512 or AVX2 lanes where the
+//! CPU has them (`lanes.rs`).
 
 mod automaton;
 #[cfg(target_arch = "x86_64")]
