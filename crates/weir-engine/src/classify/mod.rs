@@ -49,6 +49,15 @@ fn xorshift(state: &mut u64) -> u64 {
     *state
 }
 
+/// ClassBench's generator's `n`-filter set of `kind` (seed 1), imported
+/// and compiled, for the classifier's tests.
+#[cfg(test)]
+fn classbench_program(kind: weir_classbench::gen::Kind, n: usize) -> Program {
+    let filters = weir_classbench::gen::filters(kind, n, 1);
+    let text = weir_rules::print_ruleset(&weir_classbench::to_weir::import(&filters));
+    crate::load(&text, &Default::default(), &Default::default()).expect("compiles")
+}
+
 /// Rulesets up to this many rules use the bitsets; larger ones the tries.
 pub const BITS_UP_TO_RULES: usize = 1024;
 
@@ -93,8 +102,8 @@ impl Classifier {
 
 #[cfg(test)]
 mod tests {
-    use super::{Budget, Classifier, Simd};
-    use weir_classbench::gen::{filters, Kind};
+    use super::{classbench_program, Budget, Classifier, Simd};
+    use weir_classbench::gen::Kind;
 
     /// ClassBench's 1,000-rule sets: the bit sets for acl and ipc, whose
     /// address classes combine; for fw, whose classes are ANDed apart,
@@ -103,10 +112,7 @@ mod tests {
     fn small_sets_anding_addresses_apart_take_the_tries_where_lanes_step() {
         let lanes_here = !Simd::here().is_empty();
         for kind in Kind::ALL {
-            let rules = weir_classbench::to_weir::import(&filters(kind, 1000, 1));
-            let text = weir_rules::print_ruleset(&rules);
-            let prog =
-                crate::load(&text, &Default::default(), &Default::default()).expect("compiles");
+            let prog = classbench_program(kind, 1000);
             let off = Classifier::build(&prog, Budget::default(), Simd::Off);
             assert!(
                 matches!(off, Classifier::Bits(_)),

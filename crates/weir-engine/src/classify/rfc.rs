@@ -687,15 +687,12 @@ mod tests {
     /// walk them against the linear walk.
     #[test]
     fn a_thousand_rules_combined_or_apart() {
-        use weir_classbench::gen::{filters, Kind};
+        use weir_classbench::gen::Kind;
         let packets = trace(2_000);
         let v4 = packets.iter().filter(|p| p.ip_version == 4);
         let mut kinds = Vec::new();
         for kind in Kind::ALL {
-            let text = weir_rules::print_ruleset(&weir_classbench::to_weir::import(&filters(
-                kind, 1000, 1,
-            )));
-            let prog = load(&text, &Default::default(), &Default::default()).expect("compiles");
+            let prog = crate::classify::classbench_program(kind, 1000);
             let c = BitClassifier::build(&prog).expect("bitsets");
             let rfc = c.rfc().expect("recursive tables");
             assert!(
