@@ -32,7 +32,7 @@
 use super::automaton::{self, Limits, Store, EMPTY, INDEX, LEAF, SINGLE};
 use super::bitgroup::{BitGroup, BIT_GROUP_RULES};
 use super::family::{address_groups, jumped_over, key, needs_state, split, FamilyRules, FIELDS};
-use super::fields::{in_mapped, Constraints};
+use super::fields::in_mapped;
 use super::lanes::{Lanes, Queue, Simd, Tail};
 use crate::eval::Walk;
 use crate::program::{class, Program, Rule, Verdict};
@@ -584,11 +584,6 @@ impl TrieClassifier {
     }
 
     pub fn build_with(prog: &Program, budget: Budget) -> TrieClassifier {
-        let constraints: Vec<Constraints> = prog
-            .rules
-            .iter()
-            .map(|r| Constraints::of(prog, prog.rule_insns(r)))
-            .collect();
         let jumped = jumped_over(prog);
         let mut store = Store::default();
         let state: Vec<u32> = (0..prog.rules.len())
@@ -605,10 +600,7 @@ impl TrieClassifier {
             lanes_from: LANES_FROM,
             popcnt: has_popcnt(),
         };
-        // Both families' rules first: the constraints, as large, are not
-        // kept through the automata's builds.
-        let families = [false, true].map(|v6| FamilyRules::new(prog, &constraints, &jumped, v6));
-        drop(constraints);
+        let families = [false, true].map(|v6| FamilyRules::new(prog, &jumped, v6));
         let mut spent = Spent::default();
         for (f, rules) in families.iter().enumerate() {
             d.families[f] = d.build_family(rules, budget, &mut spent);
@@ -1426,11 +1418,8 @@ mod tests {
             };
         }
         let prog = program(&text);
-        let constraints: Vec<Constraints> = (prog.rules.iter())
-            .map(|r| Constraints::of(&prog, prog.rule_insns(r)))
-            .collect();
         let jumped = jumped_over(&prog);
-        let rules = FamilyRules::new(&prog, &constraints, &jumped, false);
+        let rules = FamilyRules::new(&prog, &jumped, false);
         let groups = address_groups(&rules, 0..rules.index.len() as u32);
         assert!(groups.len() >= 2, "{} groups", groups.len());
         let limits = Limits {
