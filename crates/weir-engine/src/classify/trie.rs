@@ -1402,6 +1402,42 @@ mod tests {
         assert_eq!(group_work(19_305, false), MAX_WORK);
     }
 
+    /// A build on course to pass its work limit gives up early, a small
+    /// share of the limit spent; with room to spare the group is built.
+    #[test]
+    fn a_build_on_course_past_its_limit_gives_up_early() {
+        let mut draw = splitmix(7);
+        let (text, _) = drawn_rules(3000, &mut draw, |_, d| {
+            format!("deny tcp from {} to {} {}-{}\n", d.src, d.dst, d.lo, d.hi)
+        });
+        let prog = program(&text);
+        let rules = FamilyRules::new(&prog, &jumped_over(&prog), false);
+        let group: Vec<u32> = (0..rules.index.len() as u32).collect();
+        let mut spare = automaton::Spare::default();
+        let mut build = |work: u64| {
+            let limits = Limits {
+                work,
+                words: usize::MAX,
+                store_words: usize::MAX,
+            };
+            automaton::build(&rules, &group, &mut Store::default(), limits, &mut spare)
+        };
+        let (root, needed) = build(u64::MAX);
+        assert!(root.is_some());
+        // Without the projection a failing build spends its whole limit.
+        let (root, spent) = build(needed / 4);
+        assert!(root.is_none());
+        assert!(
+            spent < needed / 8,
+            "{spent} of {} spent, {needed} needed",
+            needed / 4
+        );
+        for room in [11, 15, 20] {
+            let (root, _) = build(needed * room / 10);
+            assert!(root.is_some(), "{needed} needed, {room}/10 of it given");
+        }
+    }
+
     /// An automaton built with the working vectors an earlier build handed
     /// on (its memo of another group's states among them) is the one a
     /// fresh build makes.
