@@ -706,7 +706,10 @@ impl<'a> Builder<'a> {
         let share: f64 = self.path.iter().map(|p| p.weight * p.done / p.items).sum();
         let below = |w: u64| w.saturating_sub(self.tracked_work) as f64;
         let (work, limit) = (below(self.work), below(self.limits.work));
-        share >= 1.0 / 64.0 && work > limit * share.powf(0.75)
+        // work > limit * share^0.75, without `powf` (called after every
+        // tracked child, it was 1.4% of a 100k-rule build).
+        let ratio = work / limit;
+        share >= 1.0 / 64.0 && ratio * ratio * ratio * ratio > share * share * share
     }
 
     /// Records that the state of `stack[start..][..len]` at level `l` is
