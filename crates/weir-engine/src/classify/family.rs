@@ -92,11 +92,12 @@ pub struct FamilyRules {
 }
 
 impl FamilyRules {
-    /// Each rule's constraints are made and dropped in turn, not held for
-    /// every rule: a 100k-rule set's million small vectors, allocated all
-    /// before any is freed, took glibc's malloc 150–250 ms of a 1.1 s
-    /// build on a Zen 3 (freeing them 50 ms); one rule's, reused at once,
-    /// stay in its per-thread cache.
+    /// The rules IPv4 (or with `v6`, IPv6) packets can match, as key
+    /// intervals. Each rule's constraints are made and dropped in turn,
+    /// not held for every rule: a 100k-rule set's million small vectors,
+    /// all allocated before any was freed, took glibc's malloc 150–250 ms
+    /// of a 1.1 s build on a Zen 3 (freeing them 50 ms); one rule's,
+    /// reused at once, stay in its per-thread cache.
     pub fn new(prog: &Program, jumped: &[bool], v6: bool) -> FamilyRules {
         let (bits, max) = if v6 { (BITS6, MAX6) } else { (BITS4, MAX4) };
         let (version, other) = if v6 {
