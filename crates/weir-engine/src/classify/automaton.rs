@@ -693,8 +693,9 @@ impl<'a> Builder<'a> {
     /// Whether the build is on course to pass its work limit. The work
     /// grows about as the share of the items done at the first splits (a
     /// child's share is its part of its parent's): in ClassBench's
-    /// 100k-rule sets, from a 32nd on, the work over that share projected
-    /// the final work of the groups that fit within 7% near their limit
+    /// 100k-rule sets, from a 32nd of the root's items on, the work over
+    /// the root's share projected the final work of the groups that fit
+    /// within 7% near their limit
     /// (further off, above it), and that of the groups that fail at
     /// 1.35–9.6 times the limit. The splits' own items, spent before any
     /// child, are left out (in a 3,000-rule set, most of the first 64th's
