@@ -36,10 +36,10 @@ fn engine_with(text: &str, walk: WalkKind, budget: Budget) -> Engine {
     engine_of(builder(text, walk, budget))
 }
 
-fn differential(kind: Kind, n: usize, seed: u64, extras: bool, packets: usize) {
+fn differential(kind: Kind, n: usize, seed: u64, extras: bool, packets: usize) -> Parts {
     let rs = rulegen::ruleset(kind, n, seed, extras);
     let name = format!("{} {n} rules seed {seed}", kind.name());
-    same_as_linear(&name, &rs, seed, packets, Budget::default());
+    same_as_linear(&name, &rs, seed, packets, Budget::default())
 }
 
 /// Runs a trace of `rs` through the linear walk and each classifier (the
@@ -135,14 +135,20 @@ fn small_rulesets_with_every_feature() {
     }
 }
 
+/// Also each grouping of the rules (`Parts::by_destination`), which the
+/// build chooses per ruleset, is among these sets' builds.
 #[test]
 fn thousand_rules() {
+    let mut by_destination = Vec::new();
     for seed in 0..3 {
         for kind in Kind::ALL {
-            differential(kind, 1000, seed, true, 3000);
-            differential(kind, 1000, seed, false, 3000);
+            for extras in [true, false] {
+                let parts = differential(kind, 1000, seed, extras, 3000);
+                by_destination.push(parts.by_destination);
+            }
         }
     }
+    assert!(by_destination.contains(&true) && by_destination.contains(&false));
 }
 
 #[test]

@@ -90,6 +90,11 @@ fn render(s: &Stats) -> String {
             "parts:       {} automata, {} bit blocks, {} rules every packet tries (summed over IPv4 and IPv6)",
             parts.automata, parts.blocks, parts.unindexed
         );
+        let groups = match parts.by_destination {
+            true => "by destination (up to two automata a family before any split)",
+            false => "by both addresses (up to four automata a family before any split)",
+        };
+        let _ = writeln!(out, "groups:      {groups}");
         if parts.head_automata < parts.automata {
             // Past 32k rules: the first 8,192 rules' automata, then later
             // tiers' for the packets those do not decide.
@@ -146,6 +151,7 @@ mod tests {
             head_automata: 4,
             blocks: 6,
             unindexed: 0,
+            by_destination: false,
         };
         let out = render(&stats(two));
         assert!(
@@ -157,5 +163,31 @@ mod tests {
             ..two
         };
         assert!(!render(&stats(one)).contains("tiers:"));
+    }
+
+    /// The groups line says which grouping the build kept.
+    #[test]
+    fn groups_line_names_the_grouping() {
+        let parts = Parts {
+            automata: 3,
+            head_automata: 3,
+            ..Parts::default()
+        };
+        let by = |by_destination| {
+            render(&stats(Parts {
+                by_destination,
+                ..parts
+            }))
+        };
+        assert!(
+            by(true).contains("groups:      by destination"),
+            "{}",
+            by(true)
+        );
+        assert!(
+            by(false).contains("groups:      by both addresses"),
+            "{}",
+            by(false)
+        );
     }
 }

@@ -209,13 +209,34 @@ fn widen64(s: &Set<u128>) -> Set<u64> {
     out
 }
 
-/// The family rules `members` in up to four groups, by which addresses
-/// are specific: a group's automaton reads its specific addresses first,
-/// and wildcards of one group do not multiply the other groups' states.
-pub fn address_groups(rules: &FamilyRules, members: std::ops::Range<u32>) -> Vec<Vec<u32>> {
+/// How a build groups a tier's rules before any split (`address_groups`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grouping {
+    /// By which of the two addresses are specific: up to four groups.
+    Addresses,
+    /// By whether the destination is specific: up to two groups, so two
+    /// walks a packet where four were, when the sources' wildcards do not
+    /// multiply the states.
+    Destination,
+}
+
+/// The family rules `members` in groups by which addresses are specific
+/// (`grouping` says which): a group's automaton reads its specific
+/// addresses first, and wildcards of one group do not multiply the other
+/// groups' states.
+pub fn address_groups(
+    rules: &FamilyRules,
+    members: std::ops::Range<u32>,
+    grouping: Grouping,
+) -> Vec<Vec<u32>> {
+    // `small_fields`' bits: the source's, then the destination's.
+    let addresses = match grouping {
+        Grouping::Addresses => 0b11,
+        Grouping::Destination => 0b10,
+    };
     let mut groups = vec![Vec::new(); 4];
     for r in members {
-        groups[usize::from(rules.small_fields(r) & 3)].push(r);
+        groups[usize::from(rules.small_fields(r) & addresses)].push(r);
     }
     groups.retain(|g| !g.is_empty());
     groups

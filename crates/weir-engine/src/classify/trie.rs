@@ -31,7 +31,9 @@
 
 use super::automaton::{self, Limits, Store, EMPTY, INDEX, LEAF, SINGLE};
 use super::bitgroup::{BitGroup, BIT_GROUP_RULES};
-use super::family::{address_groups, jumped_over, key, needs_state, split, FamilyRules, FIELDS};
+use super::family::{
+    address_groups, jumped_over, key, needs_state, split, FamilyRules, Grouping, FIELDS,
+};
 use super::fields::in_mapped;
 use super::lanes::{Lanes, Queue, Simd, Tail};
 use crate::eval::Walk;
@@ -97,6 +99,14 @@ const WHOLE_MAX_WORK: u64 = 12 << 20;
 /// A failed group of at most this many rules goes into bit blocks, not
 /// into two more automata.
 const SPLIT_FROM_RULES: usize = 256;
+/// Rulesets of up to this many rules are built both ways (`Grouping`)
+/// and the cheaper build kept (`TrieClassifier::build_with`); larger ones
+/// group by both addresses, whose groups a destination's group would
+/// exceed the limits of (at 100k rules, fw- and ipc-like sets then fell to
+/// tiers, builds 1.1–1.6 s).
+const CHOOSE_GROUPING_UP_TO: usize = TIER_FROM;
+/// Family rules whose keys `sample_steps` walks, at most.
+const COST_SAMPLE: usize = 4096;
 const NO_STOP: u32 = u32::MAX;
 /// A merged list in the scratch candidates, not in the store's pool.
 const CAND: u32 = 1 << 31;
@@ -137,6 +147,10 @@ pub struct Parts {
     pub blocks: usize,
     /// Rules every packet tries (past the memory budget).
     pub unindexed: usize,
+    /// The rules were grouped by their destinations alone (two groups a
+    /// family), not by both addresses (four): that build's walks took
+    /// fewer steps.
+    pub by_destination: bool,
 }
 
 /// One tier of a family: where its automata and blocks end in the
@@ -256,6 +270,8 @@ pub struct TrieClassifier {
     /// The CPU has POPCNT, for the scalar rounds (x86-64 only).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     popcnt: bool,
+    /// How the build grouped the rules (`build_with` says why).
+    grouping: Grouping,
 }
 
 /// One engine's working space for the walks and merges (sized once, at
@@ -583,8 +599,51 @@ impl TrieClassifier {
         TrieClassifier::build_with(prog, Budget::default())
     }
 
+    /// The classifier of `prog` within `budget`. A ruleset of up to
+    /// `CHOOSE_GROUPING_UP_TO` rules whose automata hold it whole is
+    /// built again, its rules grouped by the destination alone
+    /// (`Grouping`), within what the first build left of the budget, and
+    /// the build whose walks take fewer steps kept: on fw-1000 the two
+    /// groups' two walks took 0.85 of the four's steps, on acl-10000 0.94,
+    /// where on fw- and ipc-10000 the four took 0.80 and 0.84 of the two's
+    /// (BENCHMARKS.md, "Two groups or four"). A ruleset that overflows four
+    /// groups' automata is not tried in two larger ones.
     pub fn build_with(prog: &Program, budget: Budget) -> TrieClassifier {
         let jumped = jumped_over(prog);
+        let families = [false, true].map(|v6| FamilyRules::new(prog, &jumped, v6));
+        let (mut d, work) =
+            TrieClassifier::build_grouped(prog, &families, budget, Grouping::Addresses);
+        let parts = d.parts();
+        if prog.rules.len() <= CHOOSE_GROUPING_UP_TO && parts.blocks + parts.unindexed == 0 {
+            let left = Budget {
+                bytes: budget.bytes.saturating_sub(d.memory()),
+                work: budget.work.saturating_sub(work),
+            };
+            let (other, _) =
+                TrieClassifier::build_grouped(prog, &families, left, Grouping::Destination);
+            if other.cheaper_than(&d, &families) {
+                d = other;
+            }
+        }
+        let v4 = &families[0];
+        let mut boxes = vec![SureBox::EMPTY; prog.rules.len()];
+        for (r, &rule) in v4.index.iter().enumerate() {
+            boxes[rule as usize] = SureBox::of(v4, r as u32);
+        }
+        if !boxes.iter().all(SureBox::is_empty) {
+            d.families[0].boxes = boxes;
+        }
+        d
+    }
+
+    /// The automata and blocks of both families, their rules grouped by
+    /// `grouping` (without the boxes), and the work spent.
+    fn build_grouped(
+        prog: &Program,
+        families: &[FamilyRules; 2],
+        budget: Budget,
+        grouping: Grouping,
+    ) -> (TrieClassifier, u64) {
         let mut store = Store::default();
         let state: Vec<u32> = (0..prog.rules.len())
             .filter(|&r| needs_state(prog, r) || prog.rules[r].probe)
@@ -599,24 +658,54 @@ impl TrieClassifier {
             lanes: Lanes::pick(Simd::Auto),
             lanes_from: LANES_FROM,
             popcnt: has_popcnt(),
+            grouping,
         };
-        let families = [false, true].map(|v6| FamilyRules::new(prog, &jumped, v6));
+        // The builds' working vectors go when this returns, before the
+        // boxes are made (not at their peak: 40 bytes a rule).
         let mut spent = Spent::default();
         for (f, rules) in families.iter().enumerate() {
-            d.families[f] = d.build_family(rules, budget, &mut spent);
+            d.families[f] = d.build_family(rules, budget, grouping, &mut spent);
         }
-        // The boxes, once the builds' working vectors are gone (not at
-        // their peak: 40 bytes a rule).
-        drop(spent);
-        let v4 = &families[0];
-        let mut boxes = vec![SureBox::EMPTY; prog.rules.len()];
-        for (r, &rule) in v4.index.iter().enumerate() {
-            boxes[rule as usize] = SureBox::of(v4, r as u32);
+        (d, spent.work)
+    }
+
+    /// Whether this build is the cheaper to walk: it leaves no more rules
+    /// outside the automata (in bit blocks or unindexed) than `other`, and
+    /// its head automata take fewer steps over keys drawn from the rules.
+    fn cheaper_than(&self, other: &TrieClassifier, families: &[FamilyRules; 2]) -> bool {
+        let outside = |c: &TrieClassifier| {
+            let parts = c.parts();
+            (parts.blocks, parts.unindexed)
+        };
+        outside(self) <= outside(other)
+            && self.sample_steps(families) < other.sample_steps(families)
+    }
+
+    /// The steps the head automata take over keys drawn from the rules:
+    /// for up to `COST_SAMPLE` family rules, evenly spaced, the midpoint
+    /// of each field's first interval. A ruleset's traffic mostly matches
+    /// its rules (ClassBench's traces are drawn from them), so a build's
+    /// steps here follow its steps a packet.
+    fn sample_steps(&self, families: &[FamilyRules; 2]) -> u64 {
+        let mut steps = 0;
+        for (f, rules) in self.families.iter().zip(families) {
+            let n = rules.index.len();
+            let (head, _) = f.head();
+            for r in (0..n).step_by(n.div_ceil(COST_SAMPLE).max(1)) {
+                let key: [u64; FIELDS] = std::array::from_fn(|field| {
+                    let (lo, hi) = rules.set(r as u32, field)[0];
+                    lo + (hi - lo) / 2
+                });
+                for &root in &f.roots[..head] {
+                    let mut at = root;
+                    while at & LEAF == 0 {
+                        at = self.store.step(at, &key);
+                        steps += 1;
+                    }
+                }
+            }
         }
-        if !boxes.iter().all(SureBox::is_empty) {
-            d.families[0].boxes = boxes;
-        }
-        d
+        steps
     }
 
     /// The family's automata and blocks, in one tier; built again in
@@ -626,13 +715,19 @@ impl TrieClassifier {
     /// packets its rules decide. A set the automata hold whole stays in
     /// one tier: a tail walked one packet at a time cost the ClassBench
     /// 100k sets, whose packets mostly end late, 12–18% of their time.
-    fn build_family(&mut self, rules: &FamilyRules, budget: Budget, spent: &mut Spent) -> Family {
+    fn build_family(
+        &mut self,
+        rules: &FamilyRules,
+        budget: Budget,
+        grouping: Grouping,
+        spent: &mut Spent,
+    ) -> Family {
         let n = rules.index.len() as u32;
         let (mark, before) = (self.store.mark(), (spent.work, spent.blocks));
         // Past `TIER_FROM` rules, the one-tier build gives up at the first
         // group the automata cannot hold.
         let whole = n as usize > TIER_FROM;
-        if let Some(f) = self.build_tiers(rules, &[], whole, budget, spent) {
+        if let Some(f) = self.build_tiers(rules, &[], whole, (budget, grouping), spent) {
             return f;
         }
         // The given-up build's memory goes back: the store's, and the
@@ -642,7 +737,7 @@ impl TrieClassifier {
         spent.spare = automaton::Spare::default();
         (spent.work, spent.blocks) = before;
         let ends: Vec<(u32, usize)> = TIERS.into_iter().filter(|&(end, _)| end < n).collect();
-        let f = self.build_tiers(rules, &ends, false, budget, spent);
+        let f = self.build_tiers(rules, &ends, false, (budget, grouping), spent);
         f.expect("a build that may use bit blocks")
     }
 
@@ -654,7 +749,7 @@ impl TrieClassifier {
         rules: &FamilyRules,
         ends: &[(u32, usize)],
         whole: bool,
-        budget: Budget,
+        plan: (Budget, Grouping),
         spent: &mut Spent,
     ) -> Option<Family> {
         let n = rules.index.len() as u32;
@@ -664,7 +759,7 @@ impl TrieClassifier {
         for &(end, most) in ends.iter().chain([&(n, MAX_AUTOMATA)]) {
             let first = rules.index.get(start as usize).copied().unwrap_or(NO_STOP);
             let parts = (&mut f, &mut rest);
-            if !self.build_tier(rules, start..end, most, whole, budget, spent, parts) {
+            if !self.build_tier(rules, start..end, most, whole, plan, spent, parts) {
                 return None;
             }
             let (roots, blocks) = (f.roots.len(), f.blocks.len());
@@ -699,12 +794,12 @@ impl TrieClassifier {
         members: std::ops::Range<u32>,
         most: usize,
         whole: bool,
-        budget: Budget,
+        (budget, grouping): (Budget, Grouping),
         spent: &mut Spent,
         (f, rest): (&mut Family, &mut Vec<u32>),
     ) -> bool {
         let first = f.roots.len();
-        let mut todo = address_groups(rules, members);
+        let mut todo = address_groups(rules, members, grouping);
         while let Some(group) = todo.pop() {
             let built = f.roots.len() - first;
             if built < most && spent.work < budget.work {
@@ -1120,6 +1215,7 @@ impl TrieClassifier {
             head_automata: sum(|f, _| f.head().0),
             blocks: sum(|f, _| f.blocks.len()),
             unindexed: sum(|f, s| s.list(f.rest).len()),
+            by_destination: self.grouping == Grouping::Destination,
         }
     }
 }
@@ -1377,6 +1473,63 @@ mod tests {
         );
     }
 
+    /// A ruleset of up to `CHOOSE_GROUPING_UP_TO` rules keeps the build
+    /// whose head automata take fewer steps over the rules' keys: the
+    /// destination's groups on ClassBench's fw-1000 and acl-10000, both
+    /// addresses' on fw- and ipc-10000 (as their traces' steps and times
+    /// say: BENCHMARKS.md, "Two groups or four"). Larger rulesets, and
+    /// those four groups' automata do not hold, group by both addresses
+    /// without trying.
+    #[test]
+    fn the_build_keeps_the_grouping_whose_walks_take_fewer_steps() {
+        use crate::classify::classbench_program;
+        use weir_classbench::gen::Kind;
+        let cases = [
+            (Kind::Fw, 1000, Grouping::Destination),
+            (Kind::Acl, 10_000, Grouping::Destination),
+            (Kind::Fw, 10_000, Grouping::Addresses),
+            (Kind::Ipc, 10_000, Grouping::Addresses),
+        ];
+        for (kind, n, kept) in cases {
+            let prog = classbench_program(kind, n);
+            let jumped = jumped_over(&prog);
+            let families = [false, true].map(|v6| FamilyRules::new(&prog, &jumped, v6));
+            let build = |g| TrieClassifier::build_grouped(&prog, &families, Budget::default(), g).0;
+            let (four, two) = (build(Grouping::Addresses), build(Grouping::Destination));
+            let steps = |c: &TrieClassifier| c.sample_steps(&families);
+            let name = format!("{}-{n}", kind.name());
+            assert_eq!(
+                steps(&two) < steps(&four),
+                kept == Grouping::Destination,
+                "{name}: {} steps by destination, {} by both addresses",
+                steps(&two),
+                steps(&four)
+            );
+            let kept_build = if kept == Grouping::Destination {
+                &two
+            } else {
+                &four
+            };
+            assert!(two.parts().automata < four.parts().automata, "{name}");
+            let built = TrieClassifier::build_with(&prog, Budget::default());
+            assert_eq!(built.parts(), kept_build.parts(), "{name}");
+            assert_eq!(steps(&built), steps(kept_build), "{name}");
+        }
+        // Past the bound, or where four groups' automata do not hold the
+        // rules (here, given too little work), one build, by both
+        // addresses.
+        let prog = classbench_program(Kind::Fw, CHOOSE_GROUPING_UP_TO + 1);
+        let parts = TrieClassifier::build_with(&prog, Budget::default()).parts();
+        assert!(!parts.by_destination, "{parts:?}");
+        let prog = classbench_program(Kind::Fw, 1000);
+        let short = Budget {
+            work: 5_000,
+            ..Budget::default()
+        };
+        let parts = TrieClassifier::build_with(&prog, short).parts();
+        assert!(parts.blocks > 0 && !parts.by_destination, "{parts:?}");
+    }
+
     /// A big group's attempt may spend less the bigger it is; up to
     /// `BIG_GROUP_RULES`, `MAX_WORK`, or in a one-tier build more.
     #[test]
@@ -1456,7 +1609,7 @@ mod tests {
         let prog = program(&text);
         let jumped = jumped_over(&prog);
         let rules = FamilyRules::new(&prog, &jumped, false);
-        let groups = address_groups(&rules, 0..rules.index.len() as u32);
+        let groups = address_groups(&rules, 0..rules.index.len() as u32, Grouping::Addresses);
         assert!(groups.len() >= 2, "{} groups", groups.len());
         let limits = Limits {
             work: u64::MAX,
