@@ -101,9 +101,9 @@ const WHOLE_MAX_WORK: u64 = 12 << 20;
 const SPLIT_FROM_RULES: usize = 256;
 /// Rulesets of up to this many rules are built both ways (`Grouping`)
 /// and the cheaper build kept (`TrieClassifier::build_with`); larger ones
-/// group by both addresses, whose groups a destination's group would
-/// exceed the limits of (at 100k rules, fw- and ipc-like sets then fell to
-/// tiers, builds 1.1–1.6 s).
+/// group by both addresses only: at 100k rules the destination's groups
+/// passed the automata's limits (fw- and ipc-like sets fell to tiers,
+/// builds 1.1–1.6 s).
 const CHOOSE_GROUPING_UP_TO: usize = TIER_FROM;
 /// Family rules whose keys `sample_steps` walks, at most.
 const COST_SAMPLE: usize = 4096;
