@@ -41,9 +41,11 @@ use crate::program::{class, Program, Rule, Verdict};
 use weir_wire::Packet;
 
 /// Most packets walked together by [`TrieClassifier::walk_batch`]: as
-/// many as the walk in lanes takes (its last few walks, which leave lanes
-/// idle, are then a small part of a batch's).
-pub const BATCH: usize = 128;
+/// many as the walk in lanes takes, so that its last walks, which leave
+/// lanes idle, are a small part of a batch's. 512 took 0.91 of 128's time
+/// on ClassBench fw-1000 and 0.94 on acl-10000 on a Zen 5 (BENCHMARKS.md,
+/// "Batches of 512"); on a Zen 4, 256 measured the same as 128.
+pub const BATCH: usize = 512;
 /// Packets walked together in scalar rounds (more did not help).
 const SCALAR_BATCH: usize = 16;
 /// Fewest packets of a batch whose walks `Simd::Auto` gives the lanes.
@@ -1787,7 +1789,10 @@ mod tests {
         }
         for simd in vectors {
             let (mut most_queued, mut lists, mut stops) = (0, 0, 0);
-            for (k, batch) in packets.chunks(BATCH).chain(packets.chunks(7)).enumerate() {
+            // Batches of every size the lanes treat apart: one group or
+            // several, the last walks gathered into fewer (`compact`).
+            let sizes = [BATCH, 7, 23, 61].map(|n| packets.chunks(n));
+            for (k, batch) in sizes.into_iter().flatten().enumerate() {
                 t.use_simd(simd);
                 assert_eq!(t.simd(), simd);
                 t.walk_batch(batch, &mut s);
