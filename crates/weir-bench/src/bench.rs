@@ -116,10 +116,11 @@ pub struct BenchReport {
     pub sorted_ns: Vec<f32>,
 }
 
-/// Packets per `decide_batch` call in [`timed_passes`]: eight of the
-/// engine's chunks, each asking for the next one's records while it is
-/// decided (a trace's records, decoded beforehand, are not in the cache
-/// as a capture's just-decoded frames are); 24 KiB of decisions.
+/// Packets per `decide_batch` call in [`timed_passes`]: two of the
+/// engine's chunks (`weir_engine::classify::BATCH`), the first asking for
+/// the next one's records while it is decided (a trace's records, decoded
+/// beforehand, are not in the cache as a capture's just-decoded frames
+/// are); 24 KiB of decisions.
 const DECIDE_BATCH: usize = 1024;
 
 /// `weir classbench`'s loop: `passes` timed passes over `packets` in

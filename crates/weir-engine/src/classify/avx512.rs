@@ -2,7 +2,9 @@
 //! vectors of 16 walks step together, each lane a (packet, automaton)
 //! pair, and a lane whose walk reached a leaf takes the next walk at once,
 //! so lanes are not left idle while the deepest walk of a vector finishes.
-//! The last few walks finish in the caller's scalar rounds.
+//! Once no walk is left to take, the live walks are gathered into as few
+//! vectors as hold them and only those step (`compact`). The last few
+//! walks finish in the caller's scalar rounds.
 //!
 //! Each step is the scalar [`Store::step`](super::automaton::Store::step)
 //! done with gathers: the node's header, the key's four bytes the level
