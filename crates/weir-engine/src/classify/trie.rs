@@ -42,9 +42,11 @@ use weir_wire::Packet;
 
 /// Most packets walked together by [`TrieClassifier::walk_batch`]: as
 /// many as the walk in lanes takes, so that its last walks, which leave
-/// lanes idle, are a small part of a batch's. 512 took 0.91 of 128's time
-/// on ClassBench fw-1000 and 0.94 on acl-10000 on a Zen 5 (BENCHMARKS.md,
-/// "Batches of 512"); on a Zen 4, 256 measured the same as 128.
+/// lanes idle, are a small part of a batch's. With those walks packed
+/// into fewer vectors (`avx512.rs`), 512 took 0.92 of 128's time on
+/// ClassBench fw-1000 and 0.93 on acl-10000 on a Zen 5 (BENCHMARKS.md,
+/// "The last walks packed, batches of 512"); on a Zen 4, before the
+/// packing, 256 measured the same as 128.
 pub const BATCH: usize = 512;
 /// Packets walked together in scalar rounds (more did not help).
 const SCALAR_BATCH: usize = 16;
