@@ -2,9 +2,7 @@
 //! vectors of 16 walks step together, each lane a (packet, automaton)
 //! pair, and a lane whose walk reached a leaf takes the next walk at once,
 //! so lanes are not left idle while the deepest walk of a vector finishes.
-//! Once no walk is left to take, the live walks are gathered into as few
-//! vectors as hold them and only those step (`compact`). The last few
-//! walks finish in the caller's scalar rounds.
+//! The last few walks finish in the caller's scalar rounds.
 //!
 //! Each step is the scalar [`Store::step`](super::automaton::Store::step)
 //! done with gathers: the node's header, the key's four bytes the level
@@ -159,9 +157,6 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
         live: 0,
     }; GROUPS];
     let mut next = 0;
-    // Groups holding walks: all until the queue is empty, then fewer as
-    // the last walks are gathered into the first groups (`compact`).
-    let mut active = GROUPS;
     loop {
         // Free lanes take the next walks, in queue order.
         for l in &mut g {
@@ -193,19 +188,8 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
             }
             return tail;
         }
-        if next == total && (live as usize).div_ceil(16) < active {
-            active = compact(&mut g[..active]);
-        }
-        // Only the groups that hold walks step: an empty group's gathers
-        // would cost as much as a full one's.
-        let ends = (last_node, last_key_byte);
-        match active {
-            4 => step::<4>(nodes, keys, &mut g, ends),
-            3 => step::<3>(nodes, keys, first(&mut g), ends),
-            2 => step::<2>(nodes, keys, first(&mut g), ends),
-            _ => step::<1>(nodes, keys, first(&mut g), ends),
-        }
-        for l in &mut g[..active] {
+        step(nodes, keys, &mut g, last_node, last_key_byte);
+        for l in &mut g {
             let done = _mm512_mask_test_epi32_mask(l.live, l.cur, _mm512_set1_epi32(LEAF as i32));
             if done != 0 {
                 let to = _mm512_min_epu32(l.id, last_at);
@@ -226,42 +210,6 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
 /// (BENCHMARKS.md, "Four groups' gathers in flight").
 const GROUPS: usize = 4;
 
-/// The first `N` groups.
-fn first<const N: usize>(g: &mut [Lanes; GROUPS]) -> &mut [Lanes; N] {
-    g.first_chunk_mut().expect("N is at most GROUPS")
-}
-
-/// Gathers the groups' live walks into as few groups as hold them, in
-/// the first groups' lowest lanes; returns how many groups now do. Done
-/// when the queue is empty: a batch's last walks, left one or two to a
-/// group, would otherwise step every group to the deepest walk's leaf
-/// (a third of fw-1000's lane steps were idle lanes).
-#[target_feature(enable = "avx512f")]
-fn compact(g: &mut [Lanes]) -> usize {
-    let mut words = [[0u32; 16 * (GROUPS + 1)]; 3];
-    let mut n = 0;
-    for l in g.iter() {
-        for (w, v) in words.iter_mut().zip([l.id, l.base, l.cur]) {
-            let packed = _mm512_maskz_compress_epi32(l.live, v);
-            // SAFETY: the slice is sixteen words (n ≤ 16 × GROUPS, the
-            // array one group longer): the store writes inside it.
-            unsafe { _mm512_storeu_epi32(w[n..][..16].as_mut_ptr().cast(), packed) };
-        }
-        n += l.live.count_ones() as usize;
-    }
-    let groups = n.div_ceil(16);
-    for (k, l) in g.iter_mut().enumerate() {
-        let from = 16 * k;
-        // SAFETY: each load reads the sixteen words of its slice.
-        let load = |w: &[u32; 16 * (GROUPS + 1)]| unsafe {
-            _mm512_loadu_epi32(w[from..][..16].as_ptr().cast())
-        };
-        (l.id, l.base, l.cur) = (load(&words[0]), load(&words[1]), load(&words[2]));
-        l.live = (0xffff_u32 >> (16 - n.saturating_sub(from).min(16))) as u16;
-    }
-    groups
-}
-
 /// One vector of walks: each lane's place in `at`, key base and node.
 #[derive(Clone, Copy)]
 struct Lanes {
@@ -276,8 +224,8 @@ struct Lanes {
 /// the caller's target features would not be inlined.
 macro_rules! each {
     (|$k:ident| $e:expr) => {{
-        let mut out = [_mm512_setzero_si512(); G];
-        for $k in 0..G {
+        let mut out = [_mm512_setzero_si512(); GROUPS];
+        for $k in 0..GROUPS {
             out[$k] = $e;
         }
         out
@@ -290,16 +238,17 @@ macro_rules! each {
 /// wait.
 #[target_feature(enable = "avx512f,avx512vpopcntdq")]
 #[allow(clippy::needless_range_loop)] // `k` indexes every stage's arrays
-fn step<const G: usize>(
+fn step(
     nodes: &[u32],
     keys: &[u64],
-    g: &mut [Lanes; G],
-    (last_node, last_key_byte): (__m512i, __m512i),
+    g: &mut [Lanes; GROUPS],
+    last_node: __m512i,
+    last_key_byte: __m512i,
 ) {
     let zero = _mm512_setzero_si512();
     let one = _mm512_set1_epi32(1);
-    let mut live = [0u16; G];
-    for k in 0..G {
+    let mut live = [0u16; GROUPS];
+    for k in 0..GROUPS {
         live[k] = g[k].live;
     }
     let lanes = |k: usize| live[k];
@@ -312,8 +261,8 @@ fn step<const G: usize>(
     // The key field's bits this level reads: four bytes from the level's
     // first byte (levels read at most 16 bits, from a byte boundary), in
     // one gather.
-    let mut v = [zero; G];
-    for k in 0..G {
+    let mut v = [zero; GROUPS];
+    for k in 0..GROUPS {
         let field = _mm512_and_si512(head[k], _mm512_set1_epi32(7));
         let byte = _mm512_add_epi32(
             _mm512_slli_epi32::<3>(_mm512_add_epi32(g[k].base, field)),
@@ -321,7 +270,7 @@ fn step<const G: usize>(
         );
         v[k] = gather_bytes(lanes(k), _mm512_min_epu32(byte, last_key_byte), keys);
     }
-    for k in 0..G {
+    for k in 0..GROUPS {
         let wide = _mm512_srlv_epi32(v[k], _mm512_and_si512(shift[k], _mm512_set1_epi32(7)));
         v[k] = _mm512_and_si512(wide, _mm512_sub_epi32(_mm512_sllv_epi32(one, bits[k]), one));
     }
@@ -337,10 +286,10 @@ fn step<const G: usize>(
     let words = each!(|k| _mm512_srli_epi32::<5>(_mm512_sllv_epi32(one, bits[k])));
     let w = each!(|k| _mm512_srli_epi32::<5>(v[k]));
     let more_than = |k: usize, n: i32| _mm512_cmpgt_epu32_mask(starts[k], _mm512_set1_epi32(n));
-    let mut linear = [0u16; G];
-    let mut bitmap = [0u16; G];
-    let (mut counts, mut word) = ([zero; G], [zero; G]);
-    for k in 0..G {
+    let mut linear = [0u16; GROUPS];
+    let mut bitmap = [0u16; GROUPS];
+    let (mut counts, mut word) = ([zero; GROUPS], [zero; GROUPS]);
+    for k in 0..GROUPS {
         let listed = _mm512_cmple_epu32_mask(n[k], _mm512_set1_epi32(LINEAR_SEGMENTS as i32));
         (linear[k], bitmap[k]) = (lanes(k) & listed, lanes(k) & !listed);
         let read = |lanes: u16, listed_at: __m512i, other_at: __m512i| {
@@ -368,9 +317,13 @@ fn step<const G: usize>(
     }
     let lo = |x: __m512i| _mm512_and_si512(x, _mm512_set1_epi32(0xffff));
     let hi = |x: __m512i| _mm512_srli_epi32::<16>(x);
-    let (mut passed, mut blocks_at, mut in_block, mut pair) =
-        ([zero; G], [zero; G], [0u16; G], [zero; G]);
-    for k in 0..G {
+    let (mut passed, mut blocks_at, mut in_block, mut pair) = (
+        [zero; GROUPS],
+        [zero; GROUPS],
+        [0u16; GROUPS],
+        [zero; GROUPS],
+    );
+    for k in 0..GROUPS {
         let mut block = zero;
         for (i, start) in [lo(counts[k]), hi(counts[k]), lo(word[k]), hi(word[k])]
             .into_iter()
@@ -387,7 +340,7 @@ fn step<const G: usize>(
         let at = _mm512_min_epu32(_mm512_add_epi32(blocks_at[k], block), last_node);
         pair[k] = gather(zero, in_block[k], at, nodes);
     }
-    for k in 0..G {
+    for k in 0..GROUPS {
         let has_second =
             in_block[k] & _mm512_cmplt_epu32_mask(_mm512_add_epi32(passed[k], one), starts[k]);
         let pos = _mm512_mask_add_epi32(

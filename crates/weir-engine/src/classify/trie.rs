@@ -42,11 +42,10 @@ use weir_wire::Packet;
 
 /// Most packets walked together by [`TrieClassifier::walk_batch`]: as
 /// many as the walk in lanes takes, so that its last walks, which leave
-/// lanes idle, are a small part of a batch's. With those walks packed
-/// into fewer vectors (`avx512.rs`), 512 took 0.92 of 128's time on
-/// ClassBench fw-1000 and 0.93 on acl-10000 on a Zen 5 (BENCHMARKS.md,
-/// "The last walks packed, batches of 512"); on a Zen 4, before the
-/// packing, 256 measured the same as 128.
+/// lanes idle (a third of fw-1000's lane steps at 128), are a small part
+/// of a batch's. 512 took 0.90–0.92 of 128's time on ClassBench fw-1000
+/// and 0.93–0.94 on acl-10000 on a Zen 5 (BENCHMARKS.md, "Batches of
+/// 512"); on a Zen 4, 256 had measured the same as 128.
 pub const BATCH: usize = 512;
 /// Packets walked together in scalar rounds (more did not help).
 const SCALAR_BATCH: usize = 16;
@@ -1791,8 +1790,7 @@ mod tests {
         }
         for simd in vectors {
             let (mut most_queued, mut lists, mut stops) = (0, 0, 0);
-            // Batches of every size the lanes treat apart: one group or
-            // several, the last walks gathered into fewer (`compact`).
+            // Batches that fill one vector group or several.
             let sizes = [BATCH, 7, 23, 61].map(|n| packets.chunks(n));
             for (k, batch) in sizes.into_iter().flatten().enumerate() {
                 t.use_simd(simd);
