@@ -16,10 +16,10 @@
 //!
 //! Here too, the bit sets' AND in vectors (`and_first`, for `rfc.rs`).
 //!
-//! The only `unsafe` in the engine: the gathers, the scatter, the
-//! expanding loads and the AND's masked loads and stores take raw
-//! pointers. Every index is clamped to its slice before it is used, so
-//! whatever the store holds, no access leaves the slices given. Callers
+//! The only `unsafe` in the engine: the gathers, the scatter of the last
+//! few walks, the masked loads and stores, and the stores of ended walks
+//! take raw pointers. Every index is clamped to its slice before it is
+//! used, so whatever the store holds, no access leaves the slices given. Callers
 //! reach the walk only through [`Avx512::detect`].
 
 #![allow(unsafe_code)]
@@ -157,6 +157,7 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
         live: 0,
     }; GROUPS];
     let mut next = 0;
+    let mut ended = Ended::default();
     loop {
         // Free lanes take the next walks, in queue order.
         for l in &mut g {
@@ -173,6 +174,7 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
         }
         let live: u32 = g.iter().map(|l| l.live.count_ones()).sum();
         if next == total && live as usize <= SCALAR_TAIL {
+            ended.write(at);
             // The last few walks, left to the scalar steps.
             for l in &g {
                 let to = _mm512_min_epu32(l.id, last_at);
@@ -191,15 +193,64 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
         step(nodes, keys, &mut g, last_node, last_key_byte);
         for l in &mut g {
             let done = _mm512_mask_test_epi32_mask(l.live, l.cur, _mm512_set1_epi32(LEAF as i32));
-            if done != 0 {
-                let to = _mm512_min_epu32(l.id, last_at);
-                // SAFETY: every index is clamped below `at.len()`.
-                unsafe {
-                    _mm512_mask_i32scatter_epi32::<4>(at.as_mut_ptr().cast(), done, to, l.cur)
-                };
-                l.live &= !done;
+            ended.push(done, l.id, l.cur);
+            l.live &= !done;
+        }
+        if ended.len > ENDED - 16 * GROUPS {
+            ended.write(at);
+        }
+    }
+}
+
+/// Walks ended but not yet written to `at`: each step's ended lanes are
+/// compressed into these arrays, and written out in a scalar loop every
+/// few steps. A masked scatter a group and step took 1.04–1.05× the time
+/// at 1k–10k rules on a Zen 5 (BENCHMARKS.md, "Ended walks compressed").
+const ENDED: usize = 256;
+
+struct Ended {
+    ids: [u32; ENDED],
+    leaves: [u32; ENDED],
+    len: usize,
+}
+
+impl Default for Ended {
+    fn default() -> Ended {
+        Ended {
+            ids: [0; ENDED],
+            leaves: [0; ENDED],
+            len: 0,
+        }
+    }
+}
+
+impl Ended {
+    /// Lanes `done` of a group: their places in `at` and their leaves.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn push(&mut self, done: u16, id: __m512i, leaf: __m512i) {
+        // Sixteen words are stored whatever `done` holds: room for them.
+        let len = self.len.min(ENDED - 16);
+        // SAFETY: both stores write the sixteen words from `len`, inside
+        // the arrays (`len <= ENDED - 16`).
+        unsafe {
+            let ids = self.ids.as_mut_ptr().add(len).cast();
+            _mm512_storeu_epi32(ids, _mm512_maskz_compress_epi32(done, id));
+            let leaves = self.leaves.as_mut_ptr().add(len).cast();
+            _mm512_storeu_epi32(leaves, _mm512_maskz_compress_epi32(done, leaf));
+        }
+        self.len = len + done.count_ones() as usize;
+    }
+
+    /// Writes each held leaf to its place in `at`, and empties.
+    fn write(&mut self, at: &mut [u32]) {
+        let len = self.len;
+        for (&id, &leaf) in self.ids[..len].iter().zip(&self.leaves[..len]) {
+            if let Some(slot) = at.get_mut(id as usize) {
+                *slot = leaf;
             }
         }
+        self.len = 0;
     }
 }
 
@@ -415,7 +466,11 @@ fn expand(src: __m512i, lanes: u16, words: &[u32]) -> __m512i {
     // At most as many lanes as there are words: the lowest ones.
     let n = words.len().min(16) as u32;
     let lanes = _pdep_u32(_bzhi_u32(u32::MAX, n), u32::from(lanes)) as u16;
-    // SAFETY: the load reads one word per lane set, and no more lanes are
-    // set than `words` holds.
-    unsafe { _mm512_mask_expandloadu_epi32(src, lanes, words.as_ptr().cast()) }
+    // A masked load, then the expand in registers: the expand from memory
+    // took 1.02× the time on a Zen 5 (BENCHMARKS.md, "Ended walks
+    // compressed").
+    // SAFETY: the masked load reads the first n words of `words` only.
+    let first =
+        unsafe { _mm512_maskz_loadu_epi32(_bzhi_u32(u32::MAX, n) as u16, words.as_ptr().cast()) };
+    _mm512_mask_expand_epi32(src, lanes, first)
 }
