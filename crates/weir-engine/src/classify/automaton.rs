@@ -31,6 +31,24 @@ pub const SINGLE: u32 = 1 << 29;
 pub const INDEX: u32 = SINGLE - 1;
 /// `pool[0]` is 0: the empty list.
 pub const EMPTY: u32 = LEAF;
+/// A node's reference also says what its header says, so that the
+/// AVX-512 walk reads no header (one gather of six a step fewer): the
+/// node's offset in pairs of words (nodes start at even words) in bits
+/// 0–21, its level's place in `Store::levels` in bits 22–26, and its
+/// segment count n in bits 27–30 where it is listed (0 for a bitmap).
+pub const OFFSET: u32 = (1 << 22) - 1;
+const LEVEL_AT: u32 = 22;
+const KIND_AT: u32 = 27;
+/// The levels a store's references can name (`Store::levels`).
+pub const MAX_LEVELS: usize = 32;
+/// The node words a store's references reach (32 MiB).
+const MAX_NODE_WORDS: usize = ((OFFSET as usize) + 1) << 1;
+
+/// Where the node `node` (a reference, not a leaf) starts in `nodes`.
+#[inline(always)]
+pub fn node_at(node: u32) -> usize {
+    ((node & OFFSET) as usize) << 1
+}
 /// A node's header word: the level it reads (field in bits 0–2, shift in
 /// 3–9, width in 10–14) and its segment count n (from bit 15). Up to this
 /// many segments, the node is listed: the n - 1 segment starts after the
@@ -64,6 +82,11 @@ const MAX_EXPANSIONS: usize = 16;
 pub struct Store {
     pub nodes: Vec<u32>,
     pub pool: Vec<u32>,
+    /// The levels nodes read, as their header words' low 15 bits: a
+    /// reference names its node's by its place here. Every level of
+    /// either family fits (25 at most: a field's byte at each of its
+    /// shifts, the addresses' 16-bit roots, the ports' 9-bit tops).
+    pub levels: Vec<u32>,
 }
 
 impl Default for Store {
@@ -71,6 +94,7 @@ impl Default for Store {
         Store {
             nodes: Vec::new(),
             pool: vec![0],
+            levels: Vec::new(),
         }
     }
 }
@@ -138,16 +162,32 @@ impl Store {
     }
 
     /// Appends a node reading `level`: its segments start at `starts`
-    /// (ascending, from 0) and lead to `refs`.
-    fn push_node(&mut self, level: Level, starts: &[u32], refs: &[u32]) {
-        let (n, at) = (refs.len(), self.nodes.len());
+    /// (ascending, from 0) and lead to `refs`. Returns its reference, or
+    /// None past what references can name (`OFFSET`, `MAX_LEVELS`).
+    fn push_node(&mut self, level: Level, starts: &[u32], refs: &[u32]) -> Option<u32> {
+        let n = refs.len();
         debug_assert!(n == starts.len() && n >= 2 && level.bits <= 16);
-        self.nodes.push(
-            u32::from(level.field)
-                | u32::from(level.shift) << 3
-                | u32::from(level.bits) << 10
-                | (n as u32) << 15,
-        );
+        let reads =
+            u32::from(level.field) | u32::from(level.shift) << 3 | u32::from(level.bits) << 10;
+        let code = match self.levels.iter().position(|&l| l == reads) {
+            Some(code) => code,
+            None if self.levels.len() < MAX_LEVELS => {
+                self.levels.push(reads);
+                self.levels.len() - 1
+            }
+            None => return None,
+        };
+        // Nodes start at even words: a reference counts pairs of words.
+        if self.nodes.len() % 2 == 1 {
+            self.nodes.push(0);
+        }
+        let at = self.nodes.len();
+        if at >= MAX_NODE_WORDS {
+            return None;
+        }
+        let kind = if n <= LINEAR_SEGMENTS { n as u32 } else { 0 };
+        let node = (at >> 1) as u32 | (code as u32) << LEVEL_AT | kind << KIND_AT;
+        self.nodes.push(reads | (n as u32) << 15);
         let nodes = &mut self.nodes;
         if n <= LINEAR_SEGMENTS {
             // The starts after the first (`listed`), then the children.
@@ -178,13 +218,14 @@ impl Store {
             }
         }
         nodes.extend_from_slice(refs);
+        Some(node)
     }
 
     /// One step from node `at`: the node or leaf the key's value at the
     /// node's level leads to.
     #[inline(always)]
     pub fn step(&self, at: u32, key: &[u64; FIELDS]) -> u32 {
-        let node = &self.nodes[at as usize..];
+        let node = &self.nodes[node_at(at)..];
         let head = node[0];
         let (field, shift, bits) = (head & 7, head >> 3 & 0x7f, head >> 10 & 0x1f);
         let v = (key[field as usize] >> shift) as u32 & ((1 << bits) - 1);
@@ -681,13 +722,13 @@ impl<'a> Builder<'a> {
             return Some(only);
         }
         let at = self.out.nodes.len();
-        self.out.push_node(self.levels[l], starts, refs);
+        let node = self.out.push_node(self.levels[l], starts, refs)?;
         self.words += self.out.nodes.len() - at;
         if self.words > self.limits.words || self.out.words() > self.limits.store_words {
             return None;
         }
-        self.remember(hash, l, start, len, at as u32);
-        Some(at as u32)
+        self.remember(hash, l, start, len, node);
+        Some(node)
     }
 
     /// Whether the build is on course to pass its work limit. The work
@@ -981,6 +1022,46 @@ mod tests {
     use super::*;
     use crate::classify::lanes::{Lanes, Queue, Simd};
 
+    /// A node's reference names its offset and level while they fit; past
+    /// either, the node is refused (and the build fails as over budget).
+    #[test]
+    fn references_name_what_fits() {
+        let level = |bits: u8| Level {
+            field: 0,
+            shift: 0,
+            bits,
+        };
+        let (starts, refs) = ([0, 9], [LEAF | 1, LEAF | 2]);
+        let mut store = Store::default();
+        let mut code = |bits| {
+            store
+                .push_node(level(bits), &starts, &refs)
+                .map(|r| r >> LEVEL_AT & 31)
+        };
+        for bits in 1..=16 {
+            assert_eq!(
+                code(bits),
+                Some(u32::from(bits) - 1),
+                "a new level, the next code"
+            );
+        }
+        assert_eq!(code(3), Some(2), "a level seen before keeps its code");
+        let mut store = Store::default();
+        store
+            .levels
+            .extend((0..MAX_LEVELS as u32).map(|i| 0x7fff - i));
+        assert_eq!(store.push_node(level(8), &starts, &refs), None);
+
+        // The last offset a reference reaches, then one past it.
+        let mut store = Store::default();
+        store.nodes.resize(MAX_NODE_WORDS - 3, 0);
+        let node = store.push_node(level(8), &starts, &refs).expect("fits");
+        assert_eq!(node_at(node), MAX_NODE_WORDS - 2);
+        assert_eq!(node >> KIND_AT, 2);
+        assert_eq!(store.step(node, &[10, 0, 0, 0, 0]), LEAF | 2);
+        assert_eq!(store.push_node(level(8), &starts, &refs), None);
+    }
+
     /// Every node, listed or bitmap, at every level width the builder
     /// makes, leads each value to its segment: in the scalar step and in
     /// every SIMD walk this CPU has. Values at and around each start, and
@@ -1012,16 +1093,20 @@ mod tests {
                     starts.sort_unstable();
                     let refs: Vec<u32> = (0..n as u32).map(|k| LEAF | k).collect();
                     let mut store = Store::default();
+                    // At odd widths, levels before it: its code is past
+                    // 16, in the AVX-512 permute's second vector.
+                    let before = if bits % 2 == 1 { 20 } else { 0 };
+                    store.levels.extend((0..before).map(|i| 0x7fff - i));
                     let level = Level {
                         field: 1,
                         shift: 8,
                         bits,
                     };
-                    store.push_node(level, &starts, &refs);
+                    let first = store.push_node(level, &starts, &refs).expect("fits");
                     // Another node after it: a read past the first's end
                     // finds words of another.
                     let other: Vec<u32> = refs.iter().map(|r| r + 100).collect();
-                    store.push_node(level, &starts, &other);
+                    store.push_node(level, &starts, &other).expect("fits");
                     let mut values = vec![0, top - 1];
                     for &s in &starts {
                         values.extend([s.saturating_sub(1), s, (s + 1).min(top - 1)]);
@@ -1036,26 +1121,26 @@ mod tests {
                         })
                         .collect();
                     for (key, &v) in keys.iter().zip(&values) {
-                        let at = store.step(0, key);
+                        let at = store.step(first, key);
                         assert_eq!(at, LEAF | segment(v), "{bits} bits, {starts:?}, value {v}");
                     }
                     for simd in Simd::here() {
                         let lanes = Lanes::pick(simd).expect("runs here");
-                        let mut at = vec![0; values.len()];
                         let mut queue = Queue::with_capacity(values.len());
                         queue.refill(|ids, bases, starts| {
                             for (i, ((id, base), start)) in
                                 ids.iter_mut().zip(bases).zip(starts).enumerate()
                             {
-                                (*id, *base, *start) = (i as u32, (i * FIELDS) as u32, 0);
+                                (*id, *base, *start) = (i as u32, (i * FIELDS) as u32, first);
                             }
                             values.len()
                         });
-                        lanes.walk(&store.nodes, keys.as_flattened(), &mut at, &queue);
+                        let mut at = vec![first; values.len()];
+                        lanes.walk(&store, keys.as_flattened(), &mut at, &queue);
                         for (&a, &v) in at.iter().zip(&values) {
                             // The last few walks are left to the scalar
                             // rounds: still at the node.
-                            if a != 0 {
+                            if a != first {
                                 assert_eq!(a, LEAF | segment(v), "{simd:?}: {starts:?}, value {v}");
                                 walked += 1;
                             }

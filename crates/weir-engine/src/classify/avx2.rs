@@ -4,6 +4,10 @@
 //! whose walk reached a leaf takes the next walk before the next step.
 //! The last few walks finish in the caller's scalar rounds.
 //!
+//! Unlike the AVX-512 walk it reads each node's header with a gather. A
+//! reference's level code picks from up to 32 levels: one permute of two
+//! vectors in AVX-512; AVX2's permutes reach eight (not tried here).
+//!
 //! AVX2 has no expanding load, scatter or per-lane popcount, so each
 //! group keeps its lanes' walk ids, key bases and nodes in plain arrays:
 //! a step loads them, does the node step with gathers (the same sequence
@@ -20,7 +24,7 @@
 
 #![allow(unsafe_code)]
 
-use super::automaton::LINEAR_SEGMENTS;
+use super::automaton::{Store, LINEAR_SEGMENTS, OFFSET};
 use super::lanes::{Queue, Tail, SCALAR_TAIL};
 use core::arch::x86_64::*;
 
@@ -37,9 +41,9 @@ impl Avx2 {
     /// leaf, or for the last few walks a node to go on from: returned) is
     /// written to its place in `at`.
     #[inline]
-    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
+    pub fn walk(self, store: &Store, keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
         // SAFETY: an `Avx2` exists only where `detect` found the feature.
-        unsafe { walk(nodes, keys, at, queue) }
+        unsafe { walk(&store.nodes, keys, at, queue) }
     }
 }
 
@@ -156,7 +160,12 @@ fn step(
         let bits = _mm256_and_si256(_mm256_set1_epi32(g[k].live as i32), lane_bits);
         _mm256_cmpeq_epi32(bits, lane_bits)
     });
-    let cur = each!(|k| load(&g[k].cur));
+    // Each walk's node reference, and where its node starts (`node_at`).
+    let refs = each!(|k| load(&g[k].cur));
+    let cur = each!(|k| _mm256_slli_epi32::<1>(_mm256_and_si256(
+        refs[k],
+        _mm256_set1_epi32(OFFSET as i32)
+    )));
     let head = each!(|k| gather(zero, live[k], _mm256_min_epu32(cur[k], last_node), nodes));
     let shift =
         each!(|k| _mm256_and_si256(_mm256_srli_epi32::<3>(head[k]), _mm256_set1_epi32(0x7f)));
@@ -277,7 +286,7 @@ fn step(
         let bitmap_child = _mm256_add_epi32(children, rank);
 
         let child = _mm256_blendv_epi8(bitmap_child, listed_child, linear[k]);
-        let next = gather(cur[k], live[k], _mm256_min_epu32(child, last_node), nodes);
+        let next = gather(refs[k], live[k], _mm256_min_epu32(child, last_node), nodes);
         // SAFETY: `cur` holds exactly one vector.
         unsafe { _mm256_storeu_si256(g[k].cur.as_mut_ptr().cast(), next) };
     }

@@ -5,11 +5,13 @@
 //! The last few walks finish in the caller's scalar rounds.
 //!
 //! Each step is the scalar [`Store::step`](super::automaton::Store::step)
-//! done with gathers: the node's header, the key's four bytes the level
-//! reads, then either the listed node's summary words (which block holds
-//! the value) and its block's word (where in it) or the bitmap's word and
-//! running count, then the child: six gathers a step, each issued for
-//! every vector before the next that waits on it. Both kinds are
+//! done with gathers: what the node reads and its kind come from its
+//! reference (`automaton::OFFSET` says how; a permute over the store's
+//! levels, no gather), then the key's four bytes the level reads, then
+//! either the listed node's summary words (which block holds the value)
+//! and its block's word (where in it) or the bitmap's word and running
+//! count, then the child: five gathers a step, each issued for every
+//! vector before the next that waits on it. Both kinds are
 //! worked in every step under masks, in the same gathers: no branch on a
 //! node's kind or on the key. `tests::lanes_end_where_scalar_rounds_end`
 //! (in `trie.rs`) checks that every walk ends in the scalar walk's leaf.
@@ -24,7 +26,7 @@
 
 #![allow(unsafe_code)]
 
-use super::automaton::{EMPTY, INDEX, LEAF, LINEAR_SEGMENTS, SINGLE, STOP};
+use super::automaton::{Store, EMPTY, INDEX, LEAF, MAX_LEVELS, OFFSET, SINGLE, STOP};
 use super::lanes::{Queue, Tail, SCALAR_TAIL};
 use core::arch::x86_64::*;
 
@@ -45,9 +47,9 @@ impl Avx512 {
     /// leaf, or for the last few walks a node to go on from: returned) is
     /// written to its place in `at`.
     #[inline]
-    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
+    pub fn walk(self, store: &Store, keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
         // SAFETY: an `Avx512` exists only where `detect` found the features.
-        unsafe { walk(nodes, keys, at, queue) }
+        unsafe { walk(&store.nodes, &store.levels, keys, at, queue) }
     }
 
     /// Each batch slot's least first rule and least stop over its head
@@ -138,7 +140,7 @@ fn and_first([a, b, c, d]: [&[u64]; 4], out: &mut [u64]) -> Option<usize> {
 }
 
 #[target_feature(enable = "avx512f,avx512vpopcntdq,bmi2")]
-fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
+fn walk(nodes: &[u32], levels: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
     let total = queue.len();
     let (ids, bases, starts) = (queue.ids(), queue.bases(), queue.starts());
     let mut tail = Tail::default();
@@ -150,6 +152,19 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
     let last_key_byte = last(keys.len() * 8 - 3);
     let (last_node, last_at) = (last(nodes.len()), last(at.len()));
     let zero = _mm512_setzero_si512();
+    // The store's levels (at most 32), in two vectors: a reference's code
+    // picks its node's with one permute.
+    let levels = {
+        let n = levels.len().min(MAX_LEVELS) as u32;
+        let words = |from: u32| _bzhi_u32(u32::MAX, n.saturating_sub(from).min(16)) as u16;
+        // SAFETY: each masked load reads the words of `levels` below `n`.
+        unsafe {
+            [
+                _mm512_maskz_loadu_epi32(words(0), levels.as_ptr().cast()),
+                _mm512_maskz_loadu_epi32(words(16), levels.as_ptr().wrapping_add(16).cast()),
+            ]
+        }
+    };
     let mut g = [Lanes {
         id: zero,
         base: zero,
@@ -190,7 +205,7 @@ fn walk(nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
             }
             return tail;
         }
-        step(nodes, keys, &mut g, last_node, last_key_byte);
+        step(nodes, levels, keys, &mut g, last_node, last_key_byte);
         for l in &mut g {
             let done = _mm512_mask_test_epi32_mask(l.live, l.cur, _mm512_set1_epi32(LEAF as i32));
             ended.push(done, l.id, l.cur);
@@ -291,6 +306,7 @@ macro_rules! each {
 #[allow(clippy::needless_range_loop)] // `k` indexes every stage's arrays
 fn step(
     nodes: &[u32],
+    levels: [__m512i; 2],
     keys: &[u64],
     g: &mut [Lanes; GROUPS],
     last_node: __m512i,
@@ -303,7 +319,19 @@ fn step(
         live[k] = g[k].live;
     }
     let lanes = |k: usize| live[k];
-    let head = each!(|k| gather(zero, lanes(k), _mm512_min_epu32(g[k].cur, last_node), nodes));
+    // What the node reads and how many segments it lists, from its
+    // reference (`OFFSET` says how): no gather of its header. The header's
+    // gather was 1.06–1.08× the time at 1k–10k rules on a Zen 5
+    // (BENCHMARKS.md, "No header gather").
+    let node = each!(|k| _mm512_slli_epi32::<1>(_mm512_and_si512(
+        g[k].cur,
+        _mm512_set1_epi32(OFFSET as i32)
+    )));
+    let head = each!(|k| _mm512_permutex2var_epi32(
+        levels[0],
+        _mm512_srli_epi32::<22>(g[k].cur),
+        levels[1]
+    ));
     let bits =
         each!(|k| _mm512_and_si512(_mm512_srli_epi32::<10>(head[k]), _mm512_set1_epi32(0x1f)));
     let shift =
@@ -330,10 +358,10 @@ fn step(
     // summary's starts at or below v give its block, the block's word
     // where in it. Bitmap nodes read their word of bits and its running
     // count in the summary's gathers: each lane reads what its node
-    // needs, so a step costs the same six gathers whatever its lanes hold.
-    let n = each!(|k| _mm512_srli_epi32::<15>(head[k]));
+    // needs, so a step costs the same five gathers whatever its lanes hold.
+    let n = each!(|k| _mm512_and_si512(_mm512_srli_epi32::<27>(g[k].cur), _mm512_set1_epi32(0xf)));
     let starts = each!(|k| _mm512_sub_epi32(n[k], one));
-    let first = each!(|k| _mm512_add_epi32(g[k].cur, one));
+    let first = each!(|k| _mm512_add_epi32(node[k], one));
     let words = each!(|k| _mm512_srli_epi32::<5>(_mm512_sllv_epi32(one, bits[k])));
     let w = each!(|k| _mm512_srli_epi32::<5>(v[k]));
     let more_than = |k: usize, n: i32| _mm512_cmpgt_epu32_mask(starts[k], _mm512_set1_epi32(n));
@@ -341,7 +369,7 @@ fn step(
     let mut bitmap = [0u16; GROUPS];
     let (mut counts, mut word) = ([zero; GROUPS], [zero; GROUPS]);
     for k in 0..GROUPS {
-        let listed = _mm512_cmple_epu32_mask(n[k], _mm512_set1_epi32(LINEAR_SEGMENTS as i32));
+        let listed = _mm512_test_epi32_mask(n[k], n[k]);
         (linear[k], bitmap[k]) = (lanes(k) & listed, lanes(k) & !listed);
         let read = |lanes: u16, listed_at: __m512i, other_at: __m512i| {
             let at = _mm512_mask_blend_epi32(bitmap[k], listed_at, other_at);
@@ -425,7 +453,7 @@ fn step(
         let upto = _mm512_and_si512(word[k], _mm512_srlv_epi32(_mm512_set1_epi32(-1), low));
         let rank = _mm512_add_epi32(before, _mm512_popcnt_epi32(upto));
         let children = _mm512_add_epi32(
-            g[k].cur,
+            node[k],
             _mm512_add_epi32(words[k], _mm512_srli_epi32::<1>(words[k])),
         );
         let bitmap_child = _mm512_add_epi32(children, rank);

@@ -9,6 +9,7 @@
 //! 100k on a Zen 4; on a Zen 3, before the interleave, it was within
 //! that machine's noise of them (BENCHMARKS.md, "The AVX2 walk's groups interleaved").
 
+use super::automaton::Store;
 #[cfg(target_arch = "x86_64")]
 use super::{avx2::Avx2, avx512::Avx512};
 
@@ -97,12 +98,12 @@ impl Lanes {
     /// `at` (a leaf, or for the last few a node for the scalar steps to go
     /// on from: those are returned).
     #[inline]
-    pub fn walk(self, nodes: &[u32], keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
+    pub fn walk(self, store: &Store, keys: &[u64], at: &mut [u32], queue: &Queue) -> Tail {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Lanes::Avx512(l) => l.walk(nodes, keys, at, queue),
+            Lanes::Avx512(l) => l.walk(store, keys, at, queue),
             #[cfg(target_arch = "x86_64")]
-            Lanes::Avx2(l) => l.walk(nodes, keys, at, queue),
+            Lanes::Avx2(l) => l.walk(store, keys, at, queue),
         }
     }
 }

@@ -1079,7 +1079,7 @@ impl TrieClassifier {
                 k
             });
             let keys = s.keys.as_flattened();
-            tail = Some(lanes.walk(&self.store.nodes, keys, &mut s.at, &s.queue));
+            tail = Some(lanes.walk(&self.store, keys, &mut s.at, &s.queue));
         }
         #[cfg(target_arch = "x86_64")]
         if self.popcnt {
