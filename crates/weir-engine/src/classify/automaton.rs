@@ -1093,9 +1093,10 @@ mod tests {
                     starts.sort_unstable();
                     let refs: Vec<u32> = (0..n as u32).map(|k| LEAF | k).collect();
                     let mut store = Store::default();
-                    // At odd widths, levels before it: its code is past
-                    // 16, in the AVX-512 permute's second vector.
-                    let before = if bits % 2 == 1 { 20 } else { 0 };
+                    // Levels before it: its code at each of the SIMD
+                    // walks' table vectors (AVX2's four of eight, AVX-512's
+                    // two of sixteen).
+                    let before = [0, 9, 20, 27][usize::from(bits % 4)];
                     store.levels.extend((0..before).map(|i| 0x7fff - i));
                     let level = Level {
                         field: 1,

@@ -299,8 +299,8 @@ macro_rules! each {
 }
 
 /// One step of every group's live walks. Each gather is issued for every
-/// group before the next one that waits on it (the groups' headers, then
-/// their key bytes, …): one group's loads are in flight while another's
+/// group before the next one that waits on it (the groups' key bytes,
+/// then their summaries, …): one group's loads are in flight while another's
 /// wait.
 #[target_feature(enable = "avx512f,avx512vpopcntdq")]
 #[allow(clippy::needless_range_loop)] // `k` indexes every stage's arrays
