@@ -31,11 +31,12 @@ pub const SINGLE: u32 = 1 << 29;
 pub const INDEX: u32 = SINGLE - 1;
 /// `pool[0]` is 0: the empty list.
 pub const EMPTY: u32 = LEAF;
-/// A node's reference also says what its header says, so that the
-/// AVX-512 walk reads no header (one gather of six a step fewer): the
-/// node's offset in pairs of words (nodes start at even words) in bits
-/// 0–21, its level's place in `Store::levels` in bits 22–26, and its
-/// segment count n in bits 27–30 where it is listed (0 for a bitmap).
+/// A node reference names what the node reads and how it is laid out, so
+/// that a node has no header word and the SIMD walks gather none (one
+/// gather of six a step fewer): the node's offset in pairs of words
+/// (nodes start at even words) in bits 0–21, its level's place in
+/// `Store::levels` in bits 22–26, and its segment count n in bits 27–30
+/// where it is listed (0 for a bitmap).
 pub const OFFSET: u32 = (1 << 22) - 1;
 const LEVEL_AT: u32 = 22;
 const KIND_AT: u32 = 27;
@@ -49,10 +50,10 @@ const MAX_NODE_WORDS: usize = ((OFFSET as usize) + 1) << 1;
 pub fn node_at(node: u32) -> usize {
     ((node & OFFSET) as usize) << 1
 }
-/// A node's header word: the level it reads (field in bits 0–2, shift in
-/// 3–9, width in 10–14) and its segment count n (from bit 15). Up to this
-/// many segments, the node is listed: the n - 1 segment starts after the
-/// first (16 bits each, two to a word), then its n children. Every third
+
+/// Up to this many segments, a node is listed: the n - 1 segment starts
+/// after the first (16 bits each, two to a word), then its n children
+/// (no header word: the reference says what the node reads). Every third
 /// start (2, 5, 8 and 11: where the blocks of three end) is in two
 /// summary words, present when there are more than two starts; the word
 /// of block b holds starts 3b and 3b + 1. The summary's starts at or below
@@ -82,8 +83,9 @@ const MAX_EXPANSIONS: usize = 16;
 pub struct Store {
     pub nodes: Vec<u32>,
     pub pool: Vec<u32>,
-    /// The levels nodes read, as their header words' low 15 bits: a
-    /// reference names its node's by its place here. Every level of
+    /// The levels nodes read, each as its field (bits 0–2), shift (3–9)
+    /// and width (10–14): a reference names its node's by its place
+    /// here. Every level of
     /// either family fits (25 at most: a field's byte at each of its
     /// shifts, the addresses' 16-bit roots, the ports' 9-bit tops).
     pub levels: Vec<u32>,
@@ -187,7 +189,6 @@ impl Store {
         }
         let kind = if n <= LINEAR_SEGMENTS { n as u32 } else { 0 };
         let node = (at >> 1) as u32 | (code as u32) << LEVEL_AT | kind << KIND_AT;
-        self.nodes.push(reads | (n as u32) << 15);
         let nodes = &mut self.nodes;
         if n <= LINEAR_SEGMENTS {
             // The starts after the first (`listed`), then the children.
@@ -202,10 +203,9 @@ impl Store {
             // A bit per value where a segment starts, and per pair of
             // words of bits, how many are set before each (16 bits each).
             let words = (1usize << level.bits) / 32;
-            nodes.resize(at + 1 + words, 0);
-            let bits = at + 1;
+            nodes.resize(at + words, 0);
             for &c in starts {
-                nodes[bits + c as usize / 32] |= 1 << (c % 32);
+                nodes[at + c as usize / 32] |= 1 << (c % 32);
             }
             let mut total = 0;
             for w in 0..words {
@@ -214,7 +214,7 @@ impl Store {
                 } else {
                     *nodes.last_mut().expect("pushed above") |= total << 16;
                 }
-                total += nodes[bits + w].count_ones();
+                total += nodes[at + w].count_ones();
             }
         }
         nodes.extend_from_slice(refs);
@@ -226,33 +226,34 @@ impl Store {
     #[inline(always)]
     pub fn step(&self, at: u32, key: &[u64; FIELDS]) -> u32 {
         let node = &self.nodes[node_at(at)..];
-        let head = node[0];
-        let (field, shift, bits) = (head & 7, head >> 3 & 0x7f, head >> 10 & 0x1f);
+        let reads = self.levels[(at >> LEVEL_AT & 31) as usize];
+        let (field, shift, bits) = (reads & 7, reads >> 3 & 0x7f, reads >> 10 & 0x1f);
         let v = (key[field as usize] >> shift) as u32 & ((1 << bits) - 1);
-        let n = (head >> 15) as usize;
-        if n <= LINEAR_SEGMENTS {
+        let n = (at >> KIND_AT & 0xf) as usize;
+        if n != 0 {
             // The starts at or below v, whichever word holds them: a
             // count without a branch on v (the summary matters to the
             // SIMD walks' gathers, not here). Padding halves (u16::MAX)
             // count only when v is u16::MAX: they are taken off then.
             let starts = n - 1;
             let summary = if starts > 2 { 2 } else { 0 };
-            let words = &node[1..][..summary + starts.div_ceil(3)];
+            let words = &node[..summary + starts.div_ceil(3)];
             let at_most = |half: u32| usize::from(half <= v);
             let count: usize = words
                 .iter()
                 .map(|&w| at_most(w & 0xffff) + at_most(w >> 16))
                 .sum();
             let pads = 2 * words.len() - starts;
-            node[1 + words.len() + count - pads * usize::from(v == 0xffff)]
+            node[words.len() + count - pads * usize::from(v == 0xffff)]
         } else {
             // Rank of v's segment start in the bitmap: the set bits up to
             // v, then the children.
             let words = (1usize << bits) / 32;
             let w = v as usize / 32;
-            let before = node[1 + words + w / 2] >> (16 * (w & 1)) & 0xffff;
-            let upto = node[1 + w] & (u32::MAX >> (31 - v % 32));
-            node[words + words / 2 + (before + upto.count_ones()) as usize]
+            let before = node[words + w / 2] >> (16 * (w & 1)) & 0xffff;
+            let upto = node[w] & (u32::MAX >> (31 - v % 32));
+            // The first segment starts at 0: the rank is at least 1.
+            node[words + words / 2 + (before + upto.count_ones()) as usize - 1]
         }
     }
 

@@ -6,8 +6,8 @@
 //!
 //! As there, a node's level and kind come from its reference: the level
 //! from the store's up to 32 by four eight-word permutes and two blends,
-//! 0.95–0.96 of the time of a gather of the header with `--simd avx2` on
-//! a Zen 5 (BENCHMARKS.md, "No header gather").
+//! 0.95–0.96 of the time of gathering a header word with `--simd avx2`
+//! on a Zen 5 (BENCHMARKS.md, "No header gather").
 //!
 //! AVX2 has no expanding load, scatter or per-lane popcount, so each
 //! group keeps its lanes' walk ids, key bases and nodes in plain arrays:
@@ -205,7 +205,6 @@ fn step(
     let linear = each!(|k| _mm256_andnot_si256(_mm256_cmpeq_epi32(n[k], zero), live[k]));
     let bitmap = each!(|k| _mm256_andnot_si256(linear[k], live[k]));
     let starts = each!(|k| _mm256_sub_epi32(n[k], one));
-    let first = each!(|k| _mm256_add_epi32(cur[k], one));
     let words = each!(|k| _mm256_srli_epi32::<5>(_mm256_sllv_epi32(one, bits[k])));
     let w = each!(|k| _mm256_srli_epi32::<5>(v[k]));
     // Starts and v are below 2^16: signed compares are right.
@@ -220,15 +219,15 @@ fn step(
     let summary = each!(|k| _mm256_and_si256(linear[k], more_than(k, 2)));
     let counts = each!(|k| {
         let counts_at = _mm256_add_epi32(
-            _mm256_add_epi32(first[k], words[k]),
+            _mm256_add_epi32(cur[k], words[k]),
             _mm256_srli_epi32::<1>(w[k]),
         );
-        read(k, summary[k], first[k], counts_at)
+        read(k, summary[k], cur[k], counts_at)
     });
     let word = each!(|k| {
-        let second_at = _mm256_add_epi32(first[k], one);
+        let second_at = _mm256_add_epi32(cur[k], one);
         let lanes = _mm256_and_si256(linear[k], more_than(k, 8));
-        read(k, lanes, second_at, _mm256_add_epi32(first[k], w[k]))
+        read(k, lanes, second_at, _mm256_add_epi32(cur[k], w[k]))
     });
     let lo = |x: __m256i| _mm256_and_si256(x, _mm256_set1_epi32(0xffff));
     let hi = |x: __m256i| _mm256_srli_epi32::<16>(x);
@@ -252,7 +251,7 @@ fn step(
         }
         passed[k] = _mm256_add_epi32(block, _mm256_slli_epi32::<1>(block));
         let summary_words = _mm256_and_si256(summary[k], _mm256_set1_epi32(2));
-        blocks_at[k] = _mm256_add_epi32(first[k], summary_words);
+        blocks_at[k] = _mm256_add_epi32(cur[k], summary_words);
         in_block[k] = _mm256_and_si256(linear[k], _mm256_cmpgt_epi32(starts[k], passed[k]));
         let at = _mm256_min_epu32(_mm256_add_epi32(blocks_at[k], block), last_node);
         pair[k] = gather(zero, in_block[k], at, nodes);
@@ -288,7 +287,8 @@ fn step(
             cur[k],
             _mm256_add_epi32(words[k], _mm256_srli_epi32::<1>(words[k])),
         );
-        let bitmap_child = _mm256_add_epi32(children, rank);
+        // The first segment starts at 0: the rank is at least 1.
+        let bitmap_child = _mm256_sub_epi32(_mm256_add_epi32(children, rank), one);
 
         let child = _mm256_blendv_epi8(bitmap_child, listed_child, linear[k]);
         let next = gather(refs[k], live[k], _mm256_min_epu32(child, last_node), nodes);

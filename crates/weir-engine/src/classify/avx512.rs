@@ -320,8 +320,8 @@ fn step(
     }
     let lanes = |k: usize| live[k];
     // What the node reads and how many segments it lists, from its
-    // reference (`OFFSET` says how): no gather of its header. The header's
-    // gather was 1.06–1.08× the time at 1k–10k rules on a Zen 5
+    // reference (`OFFSET` says how): nodes have no header. Gathering a
+    // header word took 1.06–1.08× the time at 1k–10k rules on a Zen 5
     // (BENCHMARKS.md, "No header gather").
     let node = each!(|k| _mm512_slli_epi32::<1>(_mm512_and_si512(
         g[k].cur,
@@ -361,7 +361,6 @@ fn step(
     // needs, so a step costs the same five gathers whatever its lanes hold.
     let n = each!(|k| _mm512_and_si512(_mm512_srli_epi32::<27>(g[k].cur), _mm512_set1_epi32(0xf)));
     let starts = each!(|k| _mm512_sub_epi32(n[k], one));
-    let first = each!(|k| _mm512_add_epi32(node[k], one));
     let words = each!(|k| _mm512_srli_epi32::<5>(_mm512_sllv_epi32(one, bits[k])));
     let w = each!(|k| _mm512_srli_epi32::<5>(v[k]));
     let more_than = |k: usize, n: i32| _mm512_cmpgt_epu32_mask(starts[k], _mm512_set1_epi32(n));
@@ -383,14 +382,14 @@ fn step(
         // Bitmap lanes read their running counts and word of bits; listed
         // lanes, their summary's two words.
         let counts_at = _mm512_add_epi32(
-            _mm512_add_epi32(first[k], words[k]),
+            _mm512_add_epi32(node[k], words[k]),
             _mm512_srli_epi32::<1>(w[k]),
         );
-        let word_at = _mm512_add_epi32(first[k], w[k]);
-        counts[k] = read(linear[k] & more_than(k, 2), first[k], counts_at);
+        let word_at = _mm512_add_epi32(node[k], w[k]);
+        counts[k] = read(linear[k] & more_than(k, 2), node[k], counts_at);
         word[k] = read(
             linear[k] & more_than(k, 8),
-            _mm512_add_epi32(first[k], one),
+            _mm512_add_epi32(node[k], one),
             word_at,
         );
     }
@@ -414,7 +413,7 @@ fn step(
         }
         passed[k] = _mm512_add_epi32(block, _mm512_slli_epi32::<1>(block));
         let summary = linear[k] & more_than(k, 2);
-        blocks_at[k] = _mm512_mask_add_epi32(first[k], summary, first[k], _mm512_set1_epi32(2));
+        blocks_at[k] = _mm512_mask_add_epi32(node[k], summary, node[k], _mm512_set1_epi32(2));
         in_block[k] = linear[k] & _mm512_cmplt_epu32_mask(passed[k], starts[k]);
         let at = _mm512_min_epu32(_mm512_add_epi32(blocks_at[k], block), last_node);
         pair[k] = gather(zero, in_block[k], at, nodes);
@@ -452,11 +451,12 @@ fn step(
         );
         let upto = _mm512_and_si512(word[k], _mm512_srlv_epi32(_mm512_set1_epi32(-1), low));
         let rank = _mm512_add_epi32(before, _mm512_popcnt_epi32(upto));
+        // The first segment starts at 0: the rank is at least 1.
         let children = _mm512_add_epi32(
             node[k],
             _mm512_add_epi32(words[k], _mm512_srli_epi32::<1>(words[k])),
         );
-        let bitmap_child = _mm512_add_epi32(children, rank);
+        let bitmap_child = _mm512_sub_epi32(_mm512_add_epi32(children, rank), one);
         let child = _mm512_mask_blend_epi32(linear[k], bitmap_child, listed_child);
         g[k].cur = gather(
             g[k].cur,
