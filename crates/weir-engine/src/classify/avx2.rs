@@ -7,7 +7,8 @@
 //! As there, a node's level and kind come from its reference: the level
 //! from the store's up to 32 by four eight-word permutes and two blends,
 //! 0.95–0.96 of the time of gathering a header word with `--simd avx2`
-//! on a Zen 5 (BENCHMARKS.md, "No header gather").
+//! on a Zen 5 (BENCHMARKS.md, "Ended walks compressed, and no header
+//! gather").
 //!
 //! AVX2 has no expanding load, scatter or per-lane popcount, so each
 //! group keeps its lanes' walk ids, key bases and nodes in plain arrays:

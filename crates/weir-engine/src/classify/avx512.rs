@@ -219,8 +219,9 @@ fn walk(nodes: &[u32], levels: &[u32], keys: &[u64], at: &mut [u32], queue: &Que
 
 /// Walks ended but not yet written to `at`: each step's ended lanes are
 /// compressed into these arrays, and written out in a scalar loop every
-/// few steps. A masked scatter a group and step took 1.04–1.05× the time
-/// at 1k–10k rules on a Zen 5 (BENCHMARKS.md, "Ended walks compressed").
+/// few steps. A masked scatter a group and step took 1.02–1.04× the time
+/// at 1k–10k rules on a Zen 5 (BENCHMARKS.md, "Ended walks compressed,
+/// and no header gather").
 const ENDED: usize = 256;
 
 struct Ended {
@@ -322,7 +323,7 @@ fn step(
     // What the node reads and how many segments it lists, from its
     // reference (`OFFSET` says how): nodes have no header. Gathering a
     // header word took 1.06–1.08× the time at 1k–10k rules on a Zen 5
-    // (BENCHMARKS.md, "No header gather").
+    // (BENCHMARKS.md, "Ended walks compressed, and no header gather").
     let node = each!(|k| _mm512_slli_epi32::<1>(_mm512_and_si512(
         g[k].cur,
         _mm512_set1_epi32(OFFSET as i32)
@@ -495,8 +496,8 @@ fn expand(src: __m512i, lanes: u16, words: &[u32]) -> __m512i {
     let n = words.len().min(16) as u32;
     let lanes = _pdep_u32(_bzhi_u32(u32::MAX, n), u32::from(lanes)) as u16;
     // A masked load, then the expand in registers: the expand from memory
-    // took 1.02× the time on a Zen 5 (BENCHMARKS.md, "Ended walks
-    // compressed").
+    // took 1.01–1.02× the time on a Zen 5 (BENCHMARKS.md, "Ended walks
+    // compressed, and no header gather").
     // SAFETY: the masked load reads the first n words of `words` only.
     let first =
         unsafe { _mm512_maskz_loadu_epi32(_bzhi_u32(u32::MAX, n) as u16, words.as_ptr().cast()) };
