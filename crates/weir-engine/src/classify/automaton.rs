@@ -85,9 +85,9 @@ pub struct Store {
     pub pool: Vec<u32>,
     /// The levels nodes read, each as its field (bits 0–2), shift (3–9)
     /// and width (10–14): a reference names its node's by its place
-    /// here. Every level of
-    /// either family fits (25 at most: a field's byte at each of its
-    /// shifts, the addresses' 16-bit roots, the ports' 9-bit tops).
+    /// here. Every level of either family fits (25 at most: a field's
+    /// byte at each of its shifts, the addresses' 16-bit roots, the
+    /// ports' 9-bit tops).
     pub levels: Vec<u32>,
 }
 

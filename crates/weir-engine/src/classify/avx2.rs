@@ -171,7 +171,7 @@ fn step(
     });
     // Each walk's node reference, and where its node starts (`node_at`).
     let refs = each!(|k| load(&g[k].cur));
-    let cur = each!(|k| _mm256_slli_epi32::<1>(_mm256_and_si256(
+    let node = each!(|k| _mm256_slli_epi32::<1>(_mm256_and_si256(
         refs[k],
         _mm256_set1_epi32(OFFSET as i32)
     )));
@@ -220,15 +220,15 @@ fn step(
     let summary = each!(|k| _mm256_and_si256(linear[k], more_than(k, 2)));
     let counts = each!(|k| {
         let counts_at = _mm256_add_epi32(
-            _mm256_add_epi32(cur[k], words[k]),
+            _mm256_add_epi32(node[k], words[k]),
             _mm256_srli_epi32::<1>(w[k]),
         );
-        read(k, summary[k], cur[k], counts_at)
+        read(k, summary[k], node[k], counts_at)
     });
     let word = each!(|k| {
-        let second_at = _mm256_add_epi32(cur[k], one);
+        let second_at = _mm256_add_epi32(node[k], one);
         let lanes = _mm256_and_si256(linear[k], more_than(k, 8));
-        read(k, lanes, second_at, _mm256_add_epi32(cur[k], w[k]))
+        read(k, lanes, second_at, _mm256_add_epi32(node[k], w[k]))
     });
     let lo = |x: __m256i| _mm256_and_si256(x, _mm256_set1_epi32(0xffff));
     let hi = |x: __m256i| _mm256_srli_epi32::<16>(x);
@@ -252,7 +252,7 @@ fn step(
         }
         passed[k] = _mm256_add_epi32(block, _mm256_slli_epi32::<1>(block));
         let summary_words = _mm256_and_si256(summary[k], _mm256_set1_epi32(2));
-        blocks_at[k] = _mm256_add_epi32(cur[k], summary_words);
+        blocks_at[k] = _mm256_add_epi32(node[k], summary_words);
         in_block[k] = _mm256_and_si256(linear[k], _mm256_cmpgt_epi32(starts[k], passed[k]));
         let at = _mm256_min_epu32(_mm256_add_epi32(blocks_at[k], block), last_node);
         pair[k] = gather(zero, in_block[k], at, nodes);
@@ -285,7 +285,7 @@ fn step(
         let upto = _mm256_and_si256(word[k], _mm256_srlv_epi32(_mm256_set1_epi32(-1), low));
         let rank = _mm256_add_epi32(before, popcount(upto));
         let children = _mm256_add_epi32(
-            cur[k],
+            node[k],
             _mm256_add_epi32(words[k], _mm256_srli_epi32::<1>(words[k])),
         );
         // The first segment starts at 0: the rank is at least 1.

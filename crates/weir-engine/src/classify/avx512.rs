@@ -21,8 +21,8 @@
 //! The only `unsafe` in the engine: the gathers, the scatter of the last
 //! few walks, the masked loads and stores, and the stores of ended walks
 //! take raw pointers. Every index is clamped to its slice before it is
-//! used, so whatever the store holds, no access leaves the slices given. Callers
-//! reach the walk only through [`Avx512::detect`].
+//! used, so whatever the store holds, no access leaves the slices given.
+//! Callers reach the walk only through [`Avx512::detect`].
 
 #![allow(unsafe_code)]
 
@@ -301,8 +301,8 @@ macro_rules! each {
 
 /// One step of every group's live walks. Each gather is issued for every
 /// group before the next one that waits on it (the groups' key bytes,
-/// then their summaries, …): one group's loads are in flight while another's
-/// wait.
+/// then their summaries, …): one group's loads are in flight while
+/// another's wait.
 #[target_feature(enable = "avx512f,avx512vpopcntdq")]
 #[allow(clippy::needless_range_loop)] // `k` indexes every stage's arrays
 fn step(
