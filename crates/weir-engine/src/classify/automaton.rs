@@ -38,8 +38,8 @@ pub const EMPTY: u32 = LEAF;
 /// `Store::levels` in bits 22–26, and its segment count n in bits 27–30
 /// where it is listed (0 for a bitmap).
 pub const OFFSET: u32 = (1 << 22) - 1;
-const LEVEL_AT: u32 = 22;
-const KIND_AT: u32 = 27;
+pub const LEVEL_AT: u32 = 22;
+pub const KIND_AT: u32 = 27;
 /// The levels a store's references can name (`Store::levels`).
 pub const MAX_LEVELS: usize = 32;
 /// The node words a store's references reach (32 MiB).
@@ -169,8 +169,7 @@ impl Store {
     fn push_node(&mut self, level: Level, starts: &[u32], refs: &[u32]) -> Option<u32> {
         let n = refs.len();
         debug_assert!(n == starts.len() && n >= 2 && level.bits <= 16);
-        let reads =
-            u32::from(level.field) | u32::from(level.shift) << 3 | u32::from(level.bits) << 10;
+        let reads = level.reads();
         let code = match self.levels.iter().position(|&l| l == reads) {
             Some(code) => code,
             None if self.levels.len() < MAX_LEVELS => {
@@ -226,7 +225,7 @@ impl Store {
     #[inline(always)]
     pub fn step(&self, at: u32, key: &[u64; FIELDS]) -> u32 {
         let node = &self.nodes[node_at(at)..];
-        let reads = self.levels[(at >> LEVEL_AT & 31) as usize];
+        let reads = self.levels[(at >> LEVEL_AT) as usize % MAX_LEVELS];
         let (field, shift, bits) = (reads & 7, reads >> 3 & 0x7f, reads >> 10 & 0x1f);
         let v = (key[field as usize] >> shift) as u32 & ((1 << bits) - 1);
         let n = (at >> KIND_AT & 0xf) as usize;
@@ -355,6 +354,11 @@ struct Level {
 }
 
 impl Level {
+    /// As `Store::levels` holds it.
+    fn reads(self) -> u32 {
+        u32::from(self.field) | u32::from(self.shift) << 3 | u32::from(self.bits) << 10
+    }
+
     /// The values this level reads.
     fn width(self) -> u64 {
         1 << self.bits
@@ -498,38 +502,9 @@ impl<'a> Builder<'a> {
         }
         let mut order: Vec<usize> = (0..FIELDS).collect();
         order.sort_by_key(|&f| (std::cmp::Reverse(specific[f]), f != PROTO, f));
-        let mut levels = Vec::new();
-        let mut rem = Vec::new();
-        for &f in &order {
-            let mut left = rules.bits[f];
-            while left > 0 {
-                // The root reads 16 bits of an address (one step fewer for
-                // every packet; a 65,536-bit bitmap at most once per
-                // automaton). Else a byte, the odd bits first: a 17-bit
-                // port is read 9 + 8.
-                let take = if levels.is_empty() && f != PROTO && left >= 32 {
-                    16
-                } else if left.is_multiple_of(8) {
-                    8
-                } else {
-                    left % 8 + 8
-                }
-                .min(left);
-                rem.push(left);
-                left -= take;
-                // The walk in AVX2 lanes reads a level's bits from the four
-                // bytes at its first byte (`avx2.rs`).
-                debug_assert!(
-                    left.is_multiple_of(8) && (8..=16).contains(&take),
-                    "level {take} bits at {left}"
-                );
-                levels.push(Level {
-                    field: f as u8,
-                    shift: left as u8,
-                    bits: take as u8,
-                });
-            }
-        }
+        let levels = levels_in(&order, &rules.bits);
+        // Per level, its field's bits not yet read before it.
+        let rem = levels.iter().map(|l| u32::from(l.shift + l.bits)).collect();
         debug_assert!(levels.len() < 64);
         let mut exps = Vec::new();
         for &r in group {
@@ -942,6 +917,41 @@ impl<'a> Builder<'a> {
     }
 }
 
+/// The levels of an automaton reading the fields in `order`, each of
+/// `bits[f]` bits: the root reads 16 bits of an address (one step fewer
+/// for every packet; a 65,536-bit bitmap at most once per automaton),
+/// every other level a byte, the odd bits first (a 17-bit port is read
+/// 9 + 8).
+fn levels_in(order: &[usize], bits: &[u32; FIELDS]) -> Vec<Level> {
+    let mut levels = Vec::new();
+    for &f in order {
+        let mut left = bits[f];
+        while left > 0 {
+            let take = if levels.is_empty() && f != PROTO && left >= 32 {
+                16
+            } else if left.is_multiple_of(8) {
+                8
+            } else {
+                left % 8 + 8
+            }
+            .min(left);
+            left -= take;
+            // The walk in AVX2 lanes reads a level's bits from the four
+            // bytes at its first byte (`avx2.rs`).
+            debug_assert!(
+                left.is_multiple_of(8) && (8..=16).contains(&take),
+                "level {take} bits at {left}"
+            );
+            levels.push(Level {
+                field: f as u8,
+                shift: left as u8,
+                bits: take as u8,
+            });
+        }
+    }
+    levels
+}
+
 /// Family rule `r` as expansions (one interval per field each), with the
 /// fields in which every value is admitted.
 fn expand(rules: &FamilyRules, r: u32, levels: &[Level], out: &mut Vec<Expansion>) -> Option<()> {
@@ -1061,6 +1071,36 @@ mod tests {
         assert_eq!(node >> KIND_AT, 2);
         assert_eq!(store.step(node, &[10, 0, 0, 0, 0]), LEAF | 2);
         assert_eq!(store.push_node(level(8), &starts, &refs), None);
+    }
+
+    /// Whatever order an automaton reads the fields in, the levels of
+    /// both families fit one store's table (`MAX_LEVELS`).
+    #[test]
+    fn every_level_either_family_reads_fits_the_table() {
+        use crate::classify::family::{BITS4, BITS6};
+        // Every order of the fields: the sequences of FIELDS digits below
+        // FIELDS that hold each once.
+        let orders: Vec<Vec<usize>> = (0..FIELDS.pow(FIELDS as u32))
+            .map(|n| {
+                (0..FIELDS)
+                    .map(|d| n / FIELDS.pow(d as u32) % FIELDS)
+                    .collect()
+            })
+            .filter(|o: &Vec<usize>| (0..FIELDS).all(|f| o.contains(&f)))
+            .collect();
+        assert_eq!(orders.len(), 120);
+        let mut seen: Vec<u32> = Vec::new();
+        for bits in [BITS4, BITS6] {
+            for order in &orders {
+                for level in levels_in(order, &bits) {
+                    if !seen.contains(&level.reads()) {
+                        seen.push(level.reads());
+                    }
+                }
+            }
+        }
+        assert_eq!(seen.len(), 25, "levels of both families");
+        assert!(seen.len() <= MAX_LEVELS);
     }
 
     /// Every node, listed or bitmap, at every level width the builder

@@ -26,7 +26,7 @@
 
 #![allow(unsafe_code)]
 
-use super::automaton::{Store, MAX_LEVELS, OFFSET};
+use super::automaton::{Store, KIND_AT, LEVEL_AT, MAX_LEVELS, OFFSET};
 use super::lanes::{Queue, Tail, SCALAR_TAIL};
 use core::arch::x86_64::*;
 
@@ -175,7 +175,7 @@ fn step(
         refs[k],
         _mm256_set1_epi32(OFFSET as i32)
     )));
-    let head = each!(|k| level(levels, _mm256_srli_epi32::<22>(refs[k])));
+    let head = each!(|k| level(levels, _mm256_srli_epi32::<{ LEVEL_AT as i32 }>(refs[k])));
     let shift =
         each!(|k| _mm256_and_si256(_mm256_srli_epi32::<3>(head[k]), _mm256_set1_epi32(0x7f)));
     let bits =
@@ -202,7 +202,10 @@ fn step(
     // where in it. Bitmap lanes read their running counts and word of
     // bits in the summary's gathers: a step costs five gathers whatever
     // kinds its lanes hold.
-    let n = each!(|k| _mm256_and_si256(_mm256_srli_epi32::<27>(refs[k]), _mm256_set1_epi32(0xf)));
+    let n = each!(|k| _mm256_and_si256(
+        _mm256_srli_epi32::<{ KIND_AT as i32 }>(refs[k]),
+        _mm256_set1_epi32(0xf)
+    ));
     let linear = each!(|k| _mm256_andnot_si256(_mm256_cmpeq_epi32(n[k], zero), live[k]));
     let bitmap = each!(|k| _mm256_andnot_si256(linear[k], live[k]));
     let starts = each!(|k| _mm256_sub_epi32(n[k], one));

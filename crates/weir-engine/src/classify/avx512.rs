@@ -26,7 +26,9 @@
 
 #![allow(unsafe_code)]
 
-use super::automaton::{Store, EMPTY, INDEX, LEAF, MAX_LEVELS, OFFSET, SINGLE, STOP};
+use super::automaton::{
+    Store, EMPTY, INDEX, KIND_AT, LEAF, LEVEL_AT, MAX_LEVELS, OFFSET, SINGLE, STOP,
+};
 use super::lanes::{Queue, Tail, SCALAR_TAIL};
 use core::arch::x86_64::*;
 
@@ -330,7 +332,7 @@ fn step(
     )));
     let head = each!(|k| _mm512_permutex2var_epi32(
         levels[0],
-        _mm512_srli_epi32::<22>(g[k].cur),
+        _mm512_srli_epi32::<LEVEL_AT>(g[k].cur),
         levels[1]
     ));
     let bits =
@@ -360,7 +362,10 @@ fn step(
     // where in it. Bitmap nodes read their word of bits and its running
     // count in the summary's gathers: each lane reads what its node
     // needs, so a step costs the same five gathers whatever its lanes hold.
-    let n = each!(|k| _mm512_and_si512(_mm512_srli_epi32::<27>(g[k].cur), _mm512_set1_epi32(0xf)));
+    let n = each!(|k| _mm512_and_si512(
+        _mm512_srli_epi32::<KIND_AT>(g[k].cur),
+        _mm512_set1_epi32(0xf)
+    ));
     let starts = each!(|k| _mm512_sub_epi32(n[k], one));
     let words = each!(|k| _mm512_srli_epi32::<5>(_mm512_sllv_epi32(one, bits[k])));
     let w = each!(|k| _mm512_srli_epi32::<5>(v[k]));

@@ -11,8 +11,8 @@ pub const PROTO: usize = 4;
 /// Key bits per field: source, destination, source port, destination port
 /// (65536 = no ports), protocol. IPv6 addresses use their top 64 bits:
 /// their sets are widened to whole /64s, which only adds candidates.
-const BITS4: [u32; FIELDS] = [32, 32, 17, 17, 8];
-const BITS6: [u32; FIELDS] = [64, 64, 17, 17, 8];
+pub(crate) const BITS4: [u32; FIELDS] = [32, 32, 17, 17, 8];
+pub(crate) const BITS6: [u32; FIELDS] = [64, 64, 17, 17, 8];
 const MAX4: [u64; FIELDS] = [
     u32::MAX as u64,
     u32::MAX as u64,
