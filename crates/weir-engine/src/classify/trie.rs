@@ -455,10 +455,14 @@ enum Sure {
 /// outside (a box is the rule's every test).
 #[inline(always)]
 fn sure(decides: &[Option<Verdict>], f: &Family, r: u32, stop: u32, key: &[u64; FIELDS]) -> Sure {
+    let decides = decides[r as usize];
+    // The walk's stop needs no box: not read (a miss where it is cold).
+    if let Some(v) = decides.filter(|_| r == stop) {
+        return Sure::Decides(v);
+    }
     let sure_box = f.boxes.get(r as usize).filter(|b| !b.is_empty());
     let inside = sure_box.map(|b| b.holds(key));
-    match (decides[r as usize], inside) {
-        (Some(v), _) if r == stop => Sure::Decides(v),
+    match (decides, inside) {
         (Some(v), Some(true)) => Sure::Decides(v),
         (_, Some(false)) => Sure::Misses,
         _ => Sure::Unsure,
