@@ -314,7 +314,8 @@ pub struct Spare {
     /// walk goes down and cut back as it returns: no list of its own per
     /// state.
     stack: Vec<Item>,
-    /// Built states, their items copied once into `memo_items`.
+    /// Built states, each with its items encoded once in `memo_items`
+    /// (`encode_items`).
     memo: HashTable<Memo>,
     memo_items: Vec<u8>,
     /// Per item of the state being split: its first and last segment.
@@ -379,7 +380,7 @@ const DEFINITIVE: u64 = 1 << 63;
 /// A rule still possible in a state: its expansion, and the interval it
 /// still requires of the field being read, relative to the state's box.
 /// Packed to 20 bytes (from 24): the stack of items is the build's
-/// largest vector, ipc-100000's 2.7 million items deep.
+/// largest vector (room for 2.75 million items at ipc-100000).
 #[derive(Clone, Copy)]
 #[repr(C, packed(4))]
 struct Item {
@@ -1084,7 +1085,7 @@ mod tests {
             edit in (0usize..5, 0usize..3, 0u64..4),
             high in proptest::bool::ANY,
         ) {
-            // Bounds 0, 1, 2 from the bottom, or from the top when `high`.
+            // Bounds 0 to 3 from the bottom, or from the top when `high`.
             let full = low_mask(rem);
             let bound = |x: u64| (if high { full.wrapping_sub(x) } else { x }) & full;
             let items = |v: &[(u32, u64, u64)]| -> Vec<(u32, u64, u64)> {

@@ -455,14 +455,14 @@ enum Sure {
 /// outside (a box is the rule's every test).
 #[inline(always)]
 fn sure(decides: &[Option<Verdict>], f: &Family, r: u32, stop: u32, key: &[u64; FIELDS]) -> Sure {
-    let decides = decides[r as usize];
+    let verdict = decides[r as usize];
     // The walk's stop needs no box: not read (a miss where it is cold).
-    if let Some(v) = decides.filter(|_| r == stop) {
+    if let Some(v) = verdict.filter(|_| r == stop) {
         return Sure::Decides(v);
     }
     let sure_box = f.boxes.get(r as usize).filter(|b| !b.is_empty());
     let inside = sure_box.map(|b| b.holds(key));
-    match (decides, inside) {
+    match (verdict, inside) {
         (Some(v), Some(true)) => Sure::Decides(v),
         (_, Some(false)) => Sure::Misses,
         _ => Sure::Unsure,
