@@ -684,9 +684,7 @@ impl Engine {
                     // The recursive tables' first phases for every packet
                     // first: one packet's dependent loads overlap the
                     // next's, where its decision would wait on each.
-                    for (found, p) in b.found.iter_mut().zip(chunk) {
-                        *found = c.classes(p);
-                    }
+                    c.classes(chunk, &mut b.found);
                     true
                 }
                 _ => false,

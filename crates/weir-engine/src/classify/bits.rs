@@ -154,23 +154,29 @@ impl BitClassifier {
         }
     }
 
-    /// The recursive tables' first phases for IPv4 packet `p`, looked up
-    /// ahead of its decision by a batch, so that the batch's loads overlap
+    /// The recursive tables' first phases for each IPv4 packet of
+    /// `packets`, into its place in `found`, looked up ahead of their
+    /// decisions by a batch, so that the batch's loads overlap
     /// ([`lookup_found`](Self::lookup_found) goes on from them; a packet
     /// of a known flow, whose class has the state bit, is looked up again
     /// with it); None where `lookup` takes another way. Where no rule
-    /// tells class values apart (ClassBench's sets) the packet's class is
-    /// not worked out: its fields are another of the record's lines to
-    /// read (BENCHMARKS.md, "no packet class where no rule reads it").
+    /// tells class values apart (ClassBench's sets) the packets' classes
+    /// are not worked out: their fields are another of the record's lines
+    /// to read (BENCHMARKS.md, "no packet class where no rule reads it").
+    /// The tables and that choice are looked at once a batch, not once a
+    /// packet.
     #[inline(always)]
-    pub fn classes(&self, p: &Packet) -> Option<Found> {
-        let rfc = self.rfc.as_ref().filter(|_| p.ip_version == 4)?;
-        let class = if rfc.reads_class() {
-            crate::packet_class(p)
-        } else {
-            0
-        };
-        Some(rfc.classes(p, class))
+    pub fn classes(&self, packets: &[Packet], found: &mut [Option<Found>]) {
+        let pairs = found.iter_mut().zip(packets);
+        match &self.rfc {
+            None => pairs.for_each(|(f, _)| *f = None),
+            Some(rfc) if rfc.reads_class() => pairs.for_each(|(f, p)| {
+                *f = (p.ip_version == 4).then(|| rfc.classes(p, crate::packet_class(p)));
+            }),
+            Some(rfc) => pairs.for_each(|(f, p)| {
+                *f = (p.ip_version == 4).then(|| rfc.classes(p, 0));
+            }),
+        }
     }
 
     /// [`lookup`](Self::lookup) for a packet whose [`classes`](Self::classes)
