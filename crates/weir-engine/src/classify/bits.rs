@@ -179,6 +179,28 @@ impl BitClassifier {
         }
     }
 
+    /// Per packet of a batch whose [`classes`](Self::classes) were found,
+    /// its first candidate and verdict where that candidate decides alone
+    /// (`bits`: scratch, `words()` long).
+    #[inline(always)]
+    pub fn decide_alone(
+        &self,
+        found: &[Option<Found>],
+        bits: &mut [u64],
+        out: &mut [Option<(u32, Verdict)>],
+    ) {
+        let Some(rfc) = &self.rfc else {
+            out.iter_mut().for_each(|o| *o = None);
+            return;
+        };
+        for (o, f) in out.iter_mut().zip(found) {
+            *o = f.and_then(|f| match rfc.finish(f, true, bits) {
+                (first, Some(verdict)) => Some((first as u32, verdict)),
+                _ => None,
+            });
+        }
+    }
+
     /// [`lookup`](Self::lookup) for a packet whose [`classes`](Self::classes)
     /// were found.
     #[inline(always)]
