@@ -58,6 +58,11 @@ fi
 # Without hugepages EAL's memory defaults to 64 MB, too little to build 10k
 # rules (rte_acl_build fails with ENOMEM); DPDK_MEM raises it.
 # Its own run-time file prefix: another DPDK process may hold the default lock.
+# Both sides run on CPU 0: EAL pins its lcore there (-l 0), and the timed
+# weir runs are pinned there too (taskset), so neither side's runs move
+# between CPUs and lose their caches where the other's do not.
+pin=()
+command -v taskset >/dev/null 2>&1 && pin=(taskset -c 0)
 eal=(--no-huge --no-pci -l 0 -m "${DPDK_MEM:-2048}" --log-level=error --force-max-simd-bitwidth=512
      --file-prefix="weir-compare-$$")
 
@@ -80,6 +85,7 @@ dpdk_ns() { # rules trace n alg
 
 echo "date:    $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "machine: $(nproc) CPUs, $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
+echo "pinned:  CPU 0 (dpdk-test-acl -l 0$([ ${#pin[@]} -gt 0 ] && echo ', weir taskset -c 0' || echo '; weir unpinned: no taskset'))"
 echo "weir:    $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo '+dirty'), $("$weir" --version)${WEIR_ARGS:+, $WEIR_ARGS}"
 echo "dpdk:    $(dpkg-query -W -f='${Version}' dpdk-dev 2>/dev/null || echo '?'), algs: ${algs[*]}"
 echo "trace:   $headers headers per set (weir gen-rules --seed 1); medians of $runs runs; ns/packet"
@@ -113,12 +119,12 @@ for n in $sizes; do
     for _ in $(seq "$runs"); do
       # Alternate peers within a run so each sees the same machine load.
       # shellcheck disable=SC2086 # WEIR_ARGS is a list of flags
-      out=$("$weir" classbench "$rules" "$trace" --iter 5 --json ${WEIR_ARGS:-})
+      out=$("${pin[@]}" "$weir" classbench "$rules" "$trace" --iter 5 --json ${WEIR_ARGS:-})
       echo "$out" | json_field ns_per_packet >> "$work/weir.ns"
       echo "$out" | json_field build_ms >> "$work/build.ms"
       echo "$out" | json_field classifier_bytes >> "$work/bytes"
       if [ "$n" -le 10000 ]; then
-        "$weir" classbench "$rules" "$trace" --iter 1 --linear --json | json_field ns_per_packet >> "$work/linear.ns"
+        "${pin[@]}" "$weir" classbench "$rules" "$trace" --iter 1 --linear --json | json_field ns_per_packet >> "$work/linear.ns"
       fi
       for a in "${algs[@]}"; do dpdk_ns "$rules" "$trace" "$n" "$a" >> "$work/$a.ns"; done
     done
