@@ -537,13 +537,12 @@ fn chunk<const N: usize>(
     words: usize,
     ranges: &[Vec<(u32, u32)>],
 ) -> Option<(Box<[u16; N]>, Classes)> {
-    let size = N;
     // Every rule's intervals as edges: (value, rule, starts).
     let mut edges: Vec<(u32, u32, bool)> = Vec::new();
     for (r, set) in ranges.iter().enumerate() {
         for &(a, b) in &normalize(set.clone()) {
             edges.push((a, r as u32, true));
-            if (b as usize) + 1 < size {
+            if (b as usize) + 1 < N {
                 edges.push((b + 1, r as u32, false));
             }
         }
@@ -551,7 +550,8 @@ fn chunk<const N: usize>(
     // Ends before starts at one value: adjacent intervals stay in.
     edges.sort_unstable();
     let mut classes = Classes::default();
-    let mut table: Box<[u16; N]> = vec![0u16; size].into_boxed_slice().try_into().ok()?;
+    // Made on the heap: an array of N on the stack first would be 128 KiB.
+    let mut table: Box<[u16; N]> = vec![0u16; N].into_boxed_slice().try_into().ok()?;
     let mut bits = vec![0u64; words];
     let (mut start, mut k) = (0, 0);
     loop {
@@ -564,9 +564,9 @@ fn chunk<const N: usize>(
             };
             k += 1;
         }
-        let end = edges.get(k).map_or(size, |e| e.0 as usize);
+        let end = edges.get(k).map_or(N, |e| e.0 as usize);
         table[start..end].fill(classes.intern(&bits)?);
-        if end == size {
+        if end == N {
             return Some((table, classes));
         }
         start = end;
