@@ -51,18 +51,30 @@ pub fn node_at(node: u32) -> usize {
     ((node & OFFSET) as usize) << 1
 }
 
+/// Where a bitmap node keeps its word of bits `w` and the running counts
+/// of `w`'s pair of words: each pair's two words of bits, then their
+/// counts (16 bits each, the even word's low), three words a pair. The
+/// count a step reads lies beside the bits it reads, most often in the
+/// same cache line (kept apart, the counts were an eighth of the walks'
+/// simulated misses at 100k rules; BENCHMARKS.md, "Four gathers a
+/// step"). Children follow the node's `3 * words / 2` words.
+#[inline(always)]
+pub fn bitmap_words(w: usize) -> (usize, usize) {
+    (w + w / 2, w / 2 * 3 + 2)
+}
+
 /// Up to this many segments, a node is listed: the n - 1 segment starts
-/// after the first (16 bits each, two to a word), then its n children
-/// (no header word: the reference says what the node reads). Every third
-/// start (2, 5, 8 and 11: where the blocks of three end) is in two
-/// summary words, present when there are more than two starts; the word
-/// of block b holds starts 3b and 3b + 1. The summary's starts at or below
-/// a packet's value give its block, the block's word where in it: the
-/// SIMD walks gather twice, then once (they read 12 of 16 starts in 6
-/// gathers, two rounds deep, when the starts were listed four at a time).
-/// Beyond, a bitmap of the starts and its running counts give the rank in
-/// constant time, then the children.
-pub const LINEAR_SEGMENTS: usize = 15;
+/// after the first (16 bits each, two to a word: one or two words), then
+/// its n children (no header word: the reference says what the node
+/// reads). The starts at or below a packet's value give its child: a
+/// step of the SIMD walks reads both words in one round of gathers, as
+/// it reads a bitmap's word and counts, then the child. Beyond, a bitmap
+/// of the starts and its running counts give the rank in constant time,
+/// then the children. (Up to fifteen segments were listed, every third
+/// start in a summary read before the word of its block: a third round
+/// of gathers and a fifth gather a step, for nodes of about the same
+/// size; BENCHMARKS.md, "Four gathers a step".)
+pub const LINEAR_SEGMENTS: usize = 5;
 /// A state with at most this many rule intervals left is a leaf: the
 /// evaluator checks the rule it names. Reading on until that rule is
 /// surely matched would let the classifier decide every such packet
@@ -194,26 +206,21 @@ impl Store {
             let starts = &starts[1..];
             let start = |i: usize| starts.get(i).map_or(u32::from(u16::MAX), |&s| s);
             let pair = |lo: usize, hi: usize| start(lo) | start(hi) << 16;
-            if starts.len() > 2 {
-                nodes.extend([pair(2, 5), pair(8, 11)]);
-            }
-            nodes.extend((0..starts.len()).step_by(3).map(|i| pair(i, i + 1)));
+            nodes.extend((0..starts.len()).step_by(2).map(|i| pair(i, i + 1)));
         } else {
             // A bit per value where a segment starts, and per pair of
-            // words of bits, how many are set before each (16 bits each).
+            // words of bits, how many are set before each (16 bits each),
+            // the pair's counts beside them (`bitmap_words`).
             let words = (1usize << level.bits) / 32;
-            nodes.resize(at + words, 0);
+            nodes.resize(at + words + words / 2, 0);
             for &c in starts {
-                nodes[at + c as usize / 32] |= 1 << (c % 32);
+                nodes[at + bitmap_words(c as usize / 32).0] |= 1 << (c % 32);
             }
             let mut total = 0;
             for w in 0..words {
-                if w % 2 == 0 {
-                    nodes.push(total);
-                } else {
-                    *nodes.last_mut().expect("pushed above") |= total << 16;
-                }
-                total += nodes[at + w].count_ones();
+                let (bits, counts) = bitmap_words(w);
+                nodes[at + counts] |= total << (16 * (w % 2));
+                total += nodes[at + bits].count_ones();
             }
         }
         nodes.extend_from_slice(refs);
@@ -230,13 +237,11 @@ impl Store {
         let v = (key[field as usize] >> shift) as u32 & ((1 << bits) - 1);
         let n = (at >> KIND_AT & 0xf) as usize;
         if n != 0 {
-            // The starts at or below v, whichever word holds them: a
-            // count without a branch on v (the summary matters to the
-            // SIMD walks' gathers, not here). Padding halves (u16::MAX)
-            // count only when v is u16::MAX: they are taken off then.
+            // The starts at or below v: a count without a branch on v.
+            // A padding half (u16::MAX) counts only when v is u16::MAX:
+            // it is taken off then.
             let starts = n - 1;
-            let summary = if starts > 2 { 2 } else { 0 };
-            let words = &node[..summary + starts.div_ceil(3)];
+            let words = &node[..starts.div_ceil(2)];
             let at_most = |half: u32| usize::from(half <= v);
             let count: usize = words
                 .iter()
@@ -249,8 +254,9 @@ impl Store {
             // v, then the children.
             let words = (1usize << bits) / 32;
             let w = v as usize / 32;
-            let before = node[words + w / 2] >> (16 * (w & 1)) & 0xffff;
-            let upto = node[w] & (u32::MAX >> (31 - v % 32));
+            let (bits_at, counts_at) = bitmap_words(w);
+            let before = node[counts_at] >> (16 * (w & 1)) & 0xffff;
+            let upto = node[bits_at] & (u32::MAX >> (31 - v % 32));
             // The first segment starts at 0: the rank is at least 1.
             node[words + words / 2 + (before + upto.count_ones()) as usize - 1]
         }

@@ -197,11 +197,10 @@ fn step(
         v[k] = _mm256_and_si256(wide, _mm256_sub_epi32(_mm256_sllv_epi32(one, bits[k]), one));
     }
 
-    // Listed nodes (`LINEAR_SEGMENTS` says how they are laid out): the
-    // summary's starts at or below v give its block, the block's word
-    // where in it. Bitmap lanes read their running counts and word of
-    // bits in the summary's gathers: a step costs five gathers whatever
-    // kinds its lanes hold.
+    // Listed nodes (`LINEAR_SEGMENTS` says how they are laid out): their
+    // one or two words of starts; bitmap lanes, their running counts and
+    // word of bits, in the same two gathers: a step costs four gathers
+    // whatever kinds its lanes hold.
     let n = each!(|k| _mm256_and_si256(
         _mm256_srli_epi32::<{ KIND_AT as i32 }>(refs[k]),
         _mm256_set1_epi32(0xf)
@@ -220,60 +219,38 @@ fn step(
         let lanes = _mm256_or_si256(lanes, bitmap[k]);
         gather(zero, lanes, _mm256_min_epu32(at, last_node), nodes)
     };
-    let summary = each!(|k| _mm256_and_si256(linear[k], more_than(k, 2)));
+    // `bitmap_words`: the word of bits at w + w / 2, the pair's counts at
+    // w / 2 * 3 + 2.
+    let half = each!(|k| _mm256_srli_epi32::<1>(w[k]));
     let counts = each!(|k| {
-        let counts_at = _mm256_add_epi32(
-            _mm256_add_epi32(node[k], words[k]),
-            _mm256_srli_epi32::<1>(w[k]),
-        );
-        read(k, summary[k], node[k], counts_at)
+        let pair_at = _mm256_add_epi32(_mm256_andnot_si256(one, w[k]), half[k]);
+        let counts_at = _mm256_add_epi32(_mm256_add_epi32(node[k], pair_at), _mm256_set1_epi32(2));
+        read(k, linear[k], node[k], counts_at)
     });
     let word = each!(|k| {
         let second_at = _mm256_add_epi32(node[k], one);
-        let lanes = _mm256_and_si256(linear[k], more_than(k, 8));
-        read(k, lanes, second_at, _mm256_add_epi32(node[k], w[k]))
+        let lanes = _mm256_and_si256(linear[k], more_than(k, 2));
+        let word_at = _mm256_add_epi32(node[k], _mm256_add_epi32(w[k], half[k]));
+        read(k, lanes, second_at, word_at)
     });
     let lo = |x: __m256i| _mm256_and_si256(x, _mm256_set1_epi32(0xffff));
     let hi = |x: __m256i| _mm256_srli_epi32::<16>(x);
-    let (mut passed, mut blocks_at, mut in_block, mut pair) = (
-        [zero; GROUPS],
-        [zero; GROUPS],
-        [zero; GROUPS],
-        [zero; GROUPS],
-    );
     for k in 0..GROUPS {
-        let mut block = zero;
+        // Listed nodes: the starts at or below v (masks are -1:
+        // subtracted), then the children after the ⌈starts / 2⌉ words.
+        let mut pos = zero;
         for (i, start) in [lo(counts[k]), hi(counts[k]), lo(word[k]), hi(word[k])]
             .into_iter()
             .enumerate()
         {
             let below = _mm256_and_si256(
-                _mm256_and_si256(linear[k], more_than(k, 3 * i as i32 + 2)),
+                _mm256_and_si256(linear[k], more_than(k, i as i32)),
                 at_most_v(k, start),
             );
-            block = _mm256_sub_epi32(block, below);
+            pos = _mm256_sub_epi32(pos, below);
         }
-        passed[k] = _mm256_add_epi32(block, _mm256_slli_epi32::<1>(block));
-        let summary_words = _mm256_and_si256(summary[k], _mm256_set1_epi32(2));
-        blocks_at[k] = _mm256_add_epi32(node[k], summary_words);
-        in_block[k] = _mm256_and_si256(linear[k], _mm256_cmpgt_epi32(starts[k], passed[k]));
-        let at = _mm256_min_epu32(_mm256_add_epi32(blocks_at[k], block), last_node);
-        pair[k] = gather(zero, in_block[k], at, nodes);
-    }
-    for k in 0..GROUPS {
-        // The block's starts at or below v (masks are -1: subtracted).
-        let has_second = _mm256_cmpgt_epi32(starts[k], _mm256_add_epi32(passed[k], one));
-        let pos = _mm256_sub_epi32(
-            passed[k],
-            _mm256_and_si256(in_block[k], at_most_v(k, lo(pair[k]))),
-        );
-        let second = _mm256_and_si256(in_block[k], has_second);
-        let pos = _mm256_sub_epi32(pos, _mm256_and_si256(second, at_most_v(k, hi(pair[k]))));
-        // The blocks' words, ⌈starts / 3⌉ (× 11 >> 5 divides by 3 up to 17).
-        let rounded = _mm256_add_epi32(starts[k], _mm256_set1_epi32(2));
-        let block_words =
-            _mm256_srli_epi32::<5>(_mm256_mullo_epi32(rounded, _mm256_set1_epi32(11)));
-        let listed_child = _mm256_add_epi32(_mm256_add_epi32(blocks_at[k], block_words), pos);
+        let start_words = _mm256_srli_epi32::<1>(_mm256_add_epi32(starts[k], one));
+        let listed_child = _mm256_add_epi32(_mm256_add_epi32(node[k], start_words), pos);
 
         // Bitmap nodes: the set bits up to v, from the word's running count.
         let half_shift = _mm256_slli_epi32::<4>(_mm256_and_si256(w[k], one));

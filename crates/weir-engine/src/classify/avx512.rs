@@ -8,12 +8,12 @@
 //! done with gathers: what the node reads and its kind come from its
 //! reference (`automaton::OFFSET` says how; a permute over the store's
 //! levels, no gather), then the key's four bytes the level reads, then
-//! either the listed node's summary words (which block holds the value)
-//! and its block's word (where in it) or the bitmap's word and running
-//! count, then the child: five gathers a step, each issued for every
-//! vector before the next that waits on it. Both kinds are
-//! worked in every step under masks, in the same gathers: no branch on a
-//! node's kind or on the key. `tests::lanes_end_where_scalar_rounds_end`
+//! either the listed node's words of starts or the bitmap's word and
+//! running counts (two gathers side by side), then the child: four
+//! gathers a step, three rounds deep, each issued for every vector
+//! before the next that waits on it. Both kinds are worked in every
+//! step under masks, in the same gathers: no branch on a node's kind or
+//! on the key. `tests::lanes_end_where_scalar_rounds_end`
 //! (in `trie.rs`) checks that every walk ends in the scalar walk's leaf.
 //!
 //! Here too, the bit sets' AND in vectors (`and_first`, for `rfc.rs`).
@@ -357,11 +357,11 @@ fn step(
         v[k] = _mm512_and_si512(wide, _mm512_sub_epi32(_mm512_sllv_epi32(one, bits[k]), one));
     }
 
-    // Listed nodes (`LINEAR_SEGMENTS` says how they are laid out): the
-    // summary's starts at or below v give its block, the block's word
-    // where in it. Bitmap nodes read their word of bits and its running
-    // count in the summary's gathers: each lane reads what its node
-    // needs, so a step costs the same five gathers whatever its lanes hold.
+    // Listed nodes (`LINEAR_SEGMENTS` says how they are laid out): their
+    // one or two words of starts; bitmap nodes, their running counts and
+    // word of bits, in the same two gathers: each lane reads what its
+    // node needs, so a step costs the same four gathers whatever its
+    // lanes hold.
     let n = each!(|k| _mm512_and_si512(
         _mm512_srli_epi32::<KIND_AT>(g[k].cur),
         _mm512_set1_epi32(0xf)
@@ -385,65 +385,34 @@ fn step(
                 nodes,
             )
         };
-        // Bitmap lanes read their running counts and word of bits; listed
-        // lanes, their summary's two words.
-        let counts_at = _mm512_add_epi32(
-            _mm512_add_epi32(node[k], words[k]),
-            _mm512_srli_epi32::<1>(w[k]),
-        );
-        let word_at = _mm512_add_epi32(node[k], w[k]);
-        counts[k] = read(linear[k] & more_than(k, 2), node[k], counts_at);
+        // `bitmap_words`: the word of bits at w + w / 2, the pair's
+        // counts at w / 2 * 3 + 2.
+        let half = _mm512_srli_epi32::<1>(w[k]);
+        let word_at = _mm512_add_epi32(node[k], _mm512_add_epi32(w[k], half));
+        let pair_at = _mm512_add_epi32(_mm512_andnot_si512(one, w[k]), half);
+        let counts_at = _mm512_add_epi32(_mm512_add_epi32(node[k], pair_at), _mm512_set1_epi32(2));
+        counts[k] = read(linear[k], node[k], counts_at);
         word[k] = read(
-            linear[k] & more_than(k, 8),
+            linear[k] & more_than(k, 2),
             _mm512_add_epi32(node[k], one),
             word_at,
         );
     }
-    let lo = |x: __m512i| _mm512_and_si512(x, _mm512_set1_epi32(0xffff));
-    let hi = |x: __m512i| _mm512_srli_epi32::<16>(x);
-    let (mut passed, mut blocks_at, mut in_block, mut pair) = (
-        [zero; GROUPS],
-        [zero; GROUPS],
-        [0u16; GROUPS],
-        [zero; GROUPS],
-    );
     for k in 0..GROUPS {
-        let mut block = zero;
+        // Listed nodes: the starts at or below v, then the children
+        // after the ⌈starts / 2⌉ words.
+        let lo = |x: __m512i| _mm512_and_si512(x, _mm512_set1_epi32(0xffff));
+        let hi = |x: __m512i| _mm512_srli_epi32::<16>(x);
+        let mut pos = zero;
         for (i, start) in [lo(counts[k]), hi(counts[k]), lo(word[k]), hi(word[k])]
             .into_iter()
             .enumerate()
         {
-            let below =
-                linear[k] & more_than(k, 3 * i as i32 + 2) & _mm512_cmple_epu32_mask(start, v[k]);
-            block = _mm512_mask_add_epi32(block, below, block, one);
+            let below = linear[k] & more_than(k, i as i32) & _mm512_cmple_epu32_mask(start, v[k]);
+            pos = _mm512_mask_add_epi32(pos, below, pos, one);
         }
-        passed[k] = _mm512_add_epi32(block, _mm512_slli_epi32::<1>(block));
-        let summary = linear[k] & more_than(k, 2);
-        blocks_at[k] = _mm512_mask_add_epi32(node[k], summary, node[k], _mm512_set1_epi32(2));
-        in_block[k] = linear[k] & _mm512_cmplt_epu32_mask(passed[k], starts[k]);
-        let at = _mm512_min_epu32(_mm512_add_epi32(blocks_at[k], block), last_node);
-        pair[k] = gather(zero, in_block[k], at, nodes);
-    }
-    for k in 0..GROUPS {
-        let has_second =
-            in_block[k] & _mm512_cmplt_epu32_mask(_mm512_add_epi32(passed[k], one), starts[k]);
-        let pos = _mm512_mask_add_epi32(
-            passed[k],
-            in_block[k] & _mm512_cmple_epu32_mask(lo(pair[k]), v[k]),
-            passed[k],
-            one,
-        );
-        let pos = _mm512_mask_add_epi32(
-            pos,
-            has_second & _mm512_cmple_epu32_mask(hi(pair[k]), v[k]),
-            pos,
-            one,
-        );
-        // The blocks' words, ⌈starts / 3⌉ (× 11 >> 5 divides by 3 up to 17).
-        let rounded = _mm512_add_epi32(starts[k], _mm512_set1_epi32(2));
-        let block_words =
-            _mm512_srli_epi32::<5>(_mm512_mullo_epi32(rounded, _mm512_set1_epi32(11)));
-        let listed_child = _mm512_add_epi32(_mm512_add_epi32(blocks_at[k], block_words), pos);
+        let start_words = _mm512_srli_epi32::<1>(_mm512_add_epi32(starts[k], one));
+        let listed_child = _mm512_add_epi32(_mm512_add_epi32(node[k], start_words), pos);
 
         // Bitmap nodes: the set bits up to v, from the word's running count.
         let half_shift = _mm512_slli_epi32::<4>(_mm512_and_si512(w[k], one));
