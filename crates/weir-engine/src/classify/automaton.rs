@@ -72,8 +72,8 @@ pub fn bitmap_words(w: usize) -> (usize, usize) {
 /// of the starts and its running counts give the rank in constant time,
 /// then the children. (Up to fifteen segments were listed, every third
 /// start in a summary read before the word of its block: a third round
-/// of gathers and a fifth gather a step, for nodes of about the same
-/// size; BENCHMARKS.md, "Four gathers a step".)
+/// of gathers and a fifth gather a step, for a classifier 3.5–9%
+/// smaller; BENCHMARKS.md, "Four gathers a step".)
 pub const LINEAR_SEGMENTS: usize = 5;
 /// A state with at most this many rule intervals left is a leaf: the
 /// evaluator checks the rule it names. Reading on until that rule is

@@ -398,11 +398,11 @@ fn step(
             word_at,
         );
     }
+    let lo = |x: __m512i| _mm512_and_si512(x, _mm512_set1_epi32(0xffff));
+    let hi = |x: __m512i| _mm512_srli_epi32::<16>(x);
     for k in 0..GROUPS {
         // Listed nodes: the starts at or below v, then the children
         // after the ⌈starts / 2⌉ words.
-        let lo = |x: __m512i| _mm512_and_si512(x, _mm512_set1_epi32(0xffff));
-        let hi = |x: __m512i| _mm512_srli_epi32::<16>(x);
         let mut pos = zero;
         for (i, start) in [lo(counts[k]), hi(counts[k]), lo(word[k]), hi(word[k])]
             .into_iter()
