@@ -57,10 +57,18 @@ pub fn node_at(node: u32) -> usize {
 /// count a step reads lies beside the bits it reads, most often in the
 /// same cache line (kept apart, the counts were an eighth of the walks'
 /// simulated misses at 100k rules; BENCHMARKS.md, "Four gathers a
-/// step"). Children follow the node's `3 * words / 2` words.
+/// step"). Levels read 8–16 bits: a node has 8 to 2,048 words of bits,
+/// whole pairs.
 #[inline(always)]
 pub fn bitmap_words(w: usize) -> (usize, usize) {
     (w + w / 2, w / 2 * 3 + 2)
+}
+
+/// A bitmap node's words of bits and counts (`bitmap_words`), `words`
+/// words of bits: its children follow them.
+#[inline(always)]
+pub fn bitmap_head(words: usize) -> usize {
+    words + words / 2
 }
 
 /// Up to this many segments, a node is listed: the n - 1 segment starts
@@ -212,7 +220,7 @@ impl Store {
             // words of bits, how many are set before each (16 bits each),
             // the pair's counts beside them (`bitmap_words`).
             let words = (1usize << level.bits) / 32;
-            nodes.resize(at + words + words / 2, 0);
+            nodes.resize(at + bitmap_head(words), 0);
             for &c in starts {
                 nodes[at + bitmap_words(c as usize / 32).0] |= 1 << (c % 32);
             }
@@ -258,7 +266,7 @@ impl Store {
             let before = node[counts_at] >> (16 * (w & 1)) & 0xffff;
             let upto = node[bits_at] & (u32::MAX >> (31 - v % 32));
             // The first segment starts at 0: the rank is at least 1.
-            node[words + words / 2 + (before + upto.count_ones()) as usize - 1]
+            node[bitmap_head(words) + (before + upto.count_ones()) as usize - 1]
         }
     }
 

@@ -264,6 +264,7 @@ fn step(
         );
         let upto = _mm256_and_si256(word[k], _mm256_srlv_epi32(_mm256_set1_epi32(-1), low));
         let rank = _mm256_add_epi32(before, popcount(upto));
+        // The children follow the bits and counts (`bitmap_head`).
         let children = _mm256_add_epi32(
             node[k],
             _mm256_add_epi32(words[k], _mm256_srli_epi32::<1>(words[k])),

@@ -426,7 +426,8 @@ fn step(
         );
         let upto = _mm512_and_si512(word[k], _mm512_srlv_epi32(_mm512_set1_epi32(-1), low));
         let rank = _mm512_add_epi32(before, _mm512_popcnt_epi32(upto));
-        // The first segment starts at 0: the rank is at least 1.
+        // The first segment starts at 0: the rank is at least 1. The
+        // children follow the bits and counts (`bitmap_head`).
         let children = _mm512_add_epi32(
             node[k],
             _mm512_add_epi32(words[k], _mm512_srli_epi32::<1>(words[k])),
