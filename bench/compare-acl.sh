@@ -12,7 +12,7 @@
 # header's answer from every alg must equal weir's (dpdk prints 0-based
 # indices, 4294967295 for none; weir 1-based, 0 for none): a mismatch stops
 # the script with exit 1. Prints ns/packet (medians of RUNS runs) and the
-# ratios dpdk/weir (above 1: weir is faster).
+# ratios dpdk/weir (above 1: weir is faster), then every run's ns/packet.
 #
 #   bash bench/compare-acl.sh [SIZES] [HEADERS] [RUNS]
 #
@@ -69,6 +69,8 @@ eal=(--no-huge --no-pci -l 0 -m "${DPDK_MEM:-2048}" --log-level=error --force-ma
 . bench/quantile.sh
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
 json_field() { sed -n "s/.*\"$1\": *\([0-9.e+-]*\).*/\1/p" | head -1; }
+# One set's runs of one side, in the order run, to the nearest ns.
+runs_of() { awk '{printf "%s%.0f", (NR > 1 ? " " : ""), $1} END {print ""}' "$1"; }
 
 # dpdk-test-acl's answers, as weir writes them (1-based, 0 for none).
 dpdk_answers() { # rules trace n alg
@@ -96,6 +98,7 @@ for a in "${algs[@]}"; do header+=$(printf ' %9s' "$a"); done
 for a in "${algs[@]}"; do header+=$(printf ' %9s' "$a/weir"); done
 echo "$header"
 
+run_lines=()
 for n in $sizes; do
   for kind in acl fw ipc; do
     rules="$work/$kind-$n.rules"
@@ -135,7 +138,14 @@ for n in $sizes; do
     for a in "${algs[@]}"; do line+=$(printf ' %9.1f' "$(median < "$work/$a.ns")"); done
     for a in "${algs[@]}"; do line+=$(printf ' %9s' "$(ratio "$(median < "$work/$a.ns")" "$w")"); done
     echo "$line"
+    run_lines+=("$(printf '%-12s weir: %s' "$kind-$n" "$(runs_of "$work/weir.ns")")")
+    for a in "${algs[@]}"; do run_lines+=("$(printf '%-12s %s: %s' "" "$a" "$(runs_of "$work/$a.ns")")"); done
   done
 done
+# Every run behind the medians: on a shared host the spread says how
+# far one run's ratio can be trusted.
+echo
+echo "runs (ns/packet, in the order run):"
+printf '%s\n' "${run_lines[@]}"
 echo
 echo "answers: every header equal between weir and dpdk-test-acl for every alg above"
