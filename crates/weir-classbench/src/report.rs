@@ -60,6 +60,11 @@ pub struct Report {
     pub ns_per_packet: f64,
     pub packets_per_second: f64,
     pub min_ns_per_packet: f64,
+    pub max_ns_per_packet: f64,
+    /// Over every timed pass: their time over their packets, as
+    /// dpdk-test-acl reports its passes (`bench/compare-acl.sh` sets the
+    /// two side by side).
+    pub mean_ns_per_packet: f64,
     /// Headers with a matching filter.
     pub matched: u64,
     pub expected: ExpectedCheck,
@@ -123,7 +128,7 @@ fn table(r: &Report) -> String {
          encoding         {}\n\
          walk             {}\n\
          build            {:.1} ms, classifier {} KiB\n\
-         ns/packet        {:.1} median of {} passes (nearest-rank; min {:.1})\n\
+         ns/packet        {:.1} median of {} passes (nearest-rank; min {:.1}, mean {:.1}, max {:.1})\n\
          packets/s        {:.0}\n",
         r.filters,
         r.headers,
@@ -140,6 +145,8 @@ fn table(r: &Report) -> String {
         r.ns_per_packet,
         r.iterations,
         r.min_ns_per_packet,
+        r.mean_ns_per_packet,
+        r.max_ns_per_packet,
         r.packets_per_second,
     );
     if e.checked > 0 {

@@ -169,11 +169,53 @@ fn classbench_table_names_the_numbers() {
         "filters          200",
         "headers          2000",
         "ns/packet",
+        "passes (nearest-rank; min ",
+        ", mean ",
         "packets/s",
         "trace filter#",
     ] {
         assert!(text.contains(word), "{word:?} missing from:\n{text}");
     }
+}
+
+/// The passes' median, fastest, mean and slowest, from the same passes:
+/// one pass gives one number four times; more stay in order.
+#[test]
+fn classbench_reports_the_passes_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rules, trace) = gen(dir.path(), "acl", 200, 3, 2000);
+    let report = |iter: &str| -> serde_json::Value {
+        let o = weir_ok([
+            "classbench".as_ref(),
+            rules.as_os_str(),
+            trace.as_os_str(),
+            "--iter".as_ref(),
+            iter.as_ref(),
+            "--json".as_ref(),
+        ]);
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let ns = |r: &serde_json::Value, field: &str| r[field].as_f64().unwrap();
+    let one = report("1");
+    let median = ns(&one, "ns_per_packet");
+    assert!(median > 0.0);
+    for field in [
+        "min_ns_per_packet",
+        "mean_ns_per_packet",
+        "max_ns_per_packet",
+    ] {
+        assert_eq!(ns(&one, field), median, "{field}");
+    }
+    let four = report("4");
+    let [min, median, mean, max] = [
+        "min_ns_per_packet",
+        "ns_per_packet",
+        "mean_ns_per_packet",
+        "max_ns_per_packet",
+    ]
+    .map(|field| ns(&four, field));
+    assert!(min <= median && median <= max, "{min} {median} {max}");
+    assert!(min <= mean && mean <= max, "{min} {mean} {max}");
 }
 
 fn sample(name: &str) -> PathBuf {

@@ -81,7 +81,8 @@ pub struct ClassbenchArgs {
     /// answers, to compare the costs.
     #[arg(long, default_value = "auto", value_name = "WALK", value_parser = crate::cli::parse_simd)]
     pub simd: weir_engine::Simd,
-    /// Timed passes over the trace (the median is reported).
+    /// Timed passes over the trace (the median is reported, and the
+    /// fastest, mean and slowest pass).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub iter: u32,
     /// Print the report as JSON.

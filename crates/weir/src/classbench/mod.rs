@@ -118,6 +118,10 @@ pub fn classbench(args: &ClassbenchArgs) -> Result<(), Failure> {
         ns_per_packet: median,
         packets_per_second: if median > 0.0 { 1e9 / median } else { 0.0 },
         min_ns_per_packet: per_packet[0],
+        max_ns_per_packet: per_packet[per_packet.len() - 1],
+        // Every pass decides the same packets: the mean of the passes'
+        // ns/packet is their total time over their total packets.
+        mean_ns_per_packet: per_packet.iter().sum::<f64>() / per_packet.len() as f64,
         matched: answers.iter().filter(|&&a| a != 0).count() as u64,
         expected: ExpectedCheck::of(&headers, &answers, filter_count),
     };
