@@ -215,7 +215,12 @@ fn classbench_reports_the_passes_spread() {
     ]
     .map(|field| ns(&four, field));
     assert!(min <= median && median <= max, "{min} {median} {max}");
-    assert!(min <= mean && mean <= max, "{min} {mean} {max}");
+    // The mean's sum may round by an ulp or so past passes all but equal.
+    let slack = max * 1e-12;
+    assert!(
+        min - slack <= mean && mean <= max + slack,
+        "{min} {mean} {max}"
+    );
 }
 
 fn sample(name: &str) -> PathBuf {
