@@ -64,11 +64,11 @@ pub fn bitmap_words(w: usize) -> (usize, usize) {
     (w + w / 2, w / 2 * 3 + 2)
 }
 
-/// A bitmap node's words of bits and counts (`bitmap_words`), `words`
-/// words of bits: its children follow them.
+/// A bitmap node's words of bits and counts, `words` words of bits: its
+/// children follow them, where a next pair's bits would be.
 #[inline(always)]
 pub fn bitmap_head(words: usize) -> usize {
-    words + words / 2
+    bitmap_words(words).0
 }
 
 /// Up to this many segments, a node is listed: the n - 1 segment starts
