@@ -52,16 +52,17 @@ pub fn node_at(node: u32) -> usize {
 }
 
 /// Where a bitmap node keeps its word of bits `w` and the running counts
-/// of `w`'s pair of words: each pair's two words of bits, then their
-/// counts (16 bits each, the even word's low), three words a pair. The
-/// count a step reads lies beside the bits it reads, most often in the
-/// same cache line (kept apart, the counts were an eighth of the walks'
-/// simulated misses at 100k rules; BENCHMARKS.md, "Four gathers a
-/// step"). Levels read 8–16 bits: a node has 8 to 2,048 words of bits,
-/// whole pairs.
+/// of `w`'s pair of words: three words a pair, the even word of bits,
+/// the pair's counts (16 bits each, the even word's low), the odd word.
+/// Whichever word a step reads, its counts are the word beside it: the
+/// AVX-512 walk reads both in one 64-bit gather element, and they are
+/// most often in one cache line (kept apart, the counts were an eighth of
+/// the walks' simulated misses at 100k rules; BENCHMARKS.md, "Four
+/// gathers a step"). Levels read 8–16 bits: a node has 8 to 2,048 words
+/// of bits, whole pairs.
 #[inline(always)]
 pub fn bitmap_words(w: usize) -> (usize, usize) {
-    (w + w / 2, w / 2 * 3 + 2)
+    (w / 2 * 3 + (w % 2) * 2, w / 2 * 3 + 1)
 }
 
 /// A bitmap node's words of bits and counts, `words` words of bits: its

@@ -219,18 +219,21 @@ fn step(
         let lanes = _mm256_or_si256(lanes, bitmap[k]);
         gather(zero, lanes, _mm256_min_epu32(at, last_node), nodes)
     };
-    // `bitmap_words`: the word of bits at w + w / 2, the pair's counts at
-    // w / 2 * 3 + 2.
-    let half = each!(|k| _mm256_srli_epi32::<1>(w[k]));
+    // `bitmap_words`: the pair's three words from w / 2 * 3, the counts
+    // the middle one, the word of bits before them (even w) or after.
+    let pair = each!(|k| _mm256_add_epi32(
+        node[k],
+        _mm256_add_epi32(_mm256_andnot_si256(one, w[k]), _mm256_srli_epi32::<1>(w[k]))
+    ));
     let counts = each!(|k| {
-        let pair_at = _mm256_add_epi32(_mm256_andnot_si256(one, w[k]), half[k]);
-        let counts_at = _mm256_add_epi32(_mm256_add_epi32(node[k], pair_at), _mm256_set1_epi32(2));
+        let counts_at = _mm256_add_epi32(pair[k], one);
         read(k, linear[k], node[k], counts_at)
     });
     let word = each!(|k| {
         let second_at = _mm256_add_epi32(node[k], one);
         let lanes = _mm256_and_si256(linear[k], more_than(k, 2));
-        let word_at = _mm256_add_epi32(node[k], _mm256_add_epi32(w[k], half[k]));
+        let odd = _mm256_slli_epi32::<1>(_mm256_and_si256(w[k], one));
+        let word_at = _mm256_add_epi32(pair[k], odd);
         read(k, lanes, second_at, word_at)
     });
     let lo = |x: __m256i| _mm256_and_si256(x, _mm256_set1_epi32(0xffff));

@@ -8,10 +8,10 @@
 //! done with gathers: what the node reads and its kind come from its
 //! reference (`automaton::OFFSET` says how; a permute over the store's
 //! levels, no gather), then the key's four bytes the level reads, then
-//! either the listed node's words of starts or the bitmap's word and
-//! running counts (two gathers side by side), then the child: four
-//! gathers a step, three rounds deep, each issued for every vector
-//! before the next that waits on it. Both kinds are worked in every
+//! two words side by side, in one gather of 64-bit elements (two
+//! instructions of eight): the listed node's starts, or the bitmap's word
+//! and running counts; then the child. Three rounds deep, each gather
+//! issued for every vector before the next that waits on it. Both kinds are worked in every
 //! step under masks, in the same gathers: no branch on a node's kind or
 //! on the key. `tests::lanes_end_where_scalar_rounds_end`
 //! (in `trie.rs`) checks that every walk ends in the scalar walk's leaf.
@@ -146,13 +146,15 @@ fn walk(nodes: &[u32], levels: &[u32], keys: &[u64], at: &mut [u32], queue: &Que
     let total = queue.len();
     let (ids, bases, starts) = (queue.ids(), queue.bases(), queue.starts());
     let mut tail = Tail::default();
-    if total == 0 || nodes.is_empty() || keys.is_empty() || at.is_empty() {
+    if total == 0 || nodes.len() < 2 || keys.is_empty() || at.is_empty() {
         return tail;
     }
     let last = |s: usize| _mm512_set1_epi32((s - 1).min(i32::MAX as usize) as i32);
     // The last byte at which four bytes of the keys can be read.
     let last_key_byte = last(keys.len() * 8 - 3);
     let (last_node, last_at) = (last(nodes.len()), last(at.len()));
+    // The last word at which two words of the nodes can be read.
+    let last_pair = last(nodes.len() - 1);
     let zero = _mm512_setzero_si512();
     // The store's levels (at most 32), in two vectors: a reference's code
     // picks its node's with one permute.
@@ -207,7 +209,14 @@ fn walk(nodes: &[u32], levels: &[u32], keys: &[u64], at: &mut [u32], queue: &Que
             }
             return tail;
         }
-        step(nodes, levels, keys, &mut g, last_node, last_key_byte);
+        step(
+            nodes,
+            levels,
+            keys,
+            &mut g,
+            [last_node, last_pair],
+            last_key_byte,
+        );
         for l in &mut g {
             let done = _mm512_mask_test_epi32_mask(l.live, l.cur, _mm512_set1_epi32(LEAF as i32));
             ended.push(done, l.id, l.cur);
@@ -312,7 +321,7 @@ fn step(
     levels: [__m512i; 2],
     keys: &[u64],
     g: &mut [Lanes; GROUPS],
-    last_node: __m512i,
+    [last_node, last_pair]: [__m512i; 2],
     last_key_byte: __m512i,
 ) {
     let zero = _mm512_setzero_si512();
@@ -359,9 +368,12 @@ fn step(
 
     // Listed nodes (`LINEAR_SEGMENTS` says how they are laid out): their
     // one or two words of starts; bitmap nodes, their running counts and
-    // word of bits, in the same two gathers: each lane reads what its
-    // node needs, so a step costs the same four gathers whatever its
-    // lanes hold.
+    // word of bits, side by side (`bitmap_words`): each lane reads the two
+    // words its node needs in one 64-bit element, so a step costs the same
+    // gathers whatever its lanes hold. Two gathers of 32-bit words read
+    // sixteen elements more a step: 1.08× the time on fw-1000 and
+    // ipc-10000, 1.10× at 100k rules on a Zen 4 (BENCHMARKS.md, "Two words
+    // in one gather element").
     let n = each!(|k| _mm512_and_si512(
         _mm512_srli_epi32::<KIND_AT>(g[k].cur),
         _mm512_set1_epi32(0xf)
@@ -371,32 +383,44 @@ fn step(
     let w = each!(|k| _mm512_srli_epi32::<5>(v[k]));
     let more_than = |k: usize, n: i32| _mm512_cmpgt_epu32_mask(starts[k], _mm512_set1_epi32(n));
     let mut linear = [0u16; GROUPS];
-    let mut bitmap = [0u16; GROUPS];
-    let (mut counts, mut word) = ([zero; GROUPS], [zero; GROUPS]);
+    let mut odd = [0u16; GROUPS];
+    let mut pairs = [[zero; 2]; GROUPS];
     for k in 0..GROUPS {
         let listed = _mm512_test_epi32_mask(n[k], n[k]);
-        (linear[k], bitmap[k]) = (lanes(k) & listed, lanes(k) & !listed);
-        let read = |lanes: u16, listed_at: __m512i, other_at: __m512i| {
-            let at = _mm512_mask_blend_epi32(bitmap[k], listed_at, other_at);
-            gather(
-                zero,
-                lanes | bitmap[k],
-                _mm512_min_epu32(at, last_node),
-                nodes,
-            )
-        };
-        // `bitmap_words`: the word of bits at w + w / 2, the pair's
-        // counts at w / 2 * 3 + 2.
-        let half = _mm512_srli_epi32::<1>(w[k]);
-        let word_at = _mm512_add_epi32(node[k], _mm512_add_epi32(w[k], half));
-        let pair_at = _mm512_add_epi32(_mm512_andnot_si512(one, w[k]), half);
-        let counts_at = _mm512_add_epi32(_mm512_add_epi32(node[k], pair_at), _mm512_set1_epi32(2));
-        counts[k] = read(linear[k], node[k], counts_at);
-        word[k] = read(
-            linear[k] & more_than(k, 2),
-            _mm512_add_epi32(node[k], one),
-            word_at,
+        linear[k] = lanes(k) & listed;
+        // `bitmap_words`: the two words from w / 2 * 3 + w % 2 are the
+        // word of bits and the counts (even w) or the counts and the word
+        // (odd w). A listed node's starts are its first two words.
+        odd[k] = _mm512_test_epi32_mask(w[k], one);
+        let pair_at =
+            _mm512_add_epi32(_mm512_andnot_si512(one, w[k]), _mm512_srli_epi32::<1>(w[k]));
+        let bitmap_at = _mm512_add_epi32(
+            node[k],
+            _mm512_add_epi32(pair_at, _mm512_and_si512(w[k], one)),
         );
+        let at = _mm512_min_epu32(
+            _mm512_mask_blend_epi32(linear[k], bitmap_at, node[k]),
+            last_pair,
+        );
+        pairs[k] = gather_pairs(lanes(k), at, nodes);
+    }
+    let (mut counts, mut word) = ([zero; GROUPS], [zero; GROUPS]);
+    for k in 0..GROUPS {
+        let [q0, q1] = pairs[k];
+        let first = _mm512_permutex2var_epi32(
+            q0,
+            _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0),
+            q1,
+        );
+        let second = _mm512_permutex2var_epi32(
+            q0,
+            _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1),
+            q1,
+        );
+        // Even w: (bits, counts); odd: (counts, bits); listed: (starts, starts).
+        let swap = !linear[k] & !odd[k];
+        counts[k] = _mm512_mask_blend_epi32(swap, first, second);
+        word[k] = _mm512_mask_blend_epi32(swap, second, first);
     }
     let lo = |x: __m512i| _mm512_and_si512(x, _mm512_set1_epi32(0xffff));
     let hi = |x: __m512i| _mm512_srli_epi32::<16>(x);
@@ -451,6 +475,31 @@ fn gather_bytes(lanes: u16, idx: __m512i, keys: &[u64]) -> __m512i {
     // SAFETY: callers clamp every index so that its four bytes lie in `keys`.
     unsafe {
         _mm512_mask_i32gather_epi32::<1>(_mm512_setzero_si512(), lanes, idx, keys.as_ptr().cast())
+    }
+}
+
+/// Lanes `lanes`: the two words of `words` from `idx` (already clamped
+/// below the last word), as two vectors of eight word pairs.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn gather_pairs(lanes: u16, idx: __m512i, words: &[u32]) -> [__m512i; 2] {
+    let zero = _mm512_setzero_si512();
+    // SAFETY: callers clamp every index so that its two words lie in `words`.
+    unsafe {
+        [
+            _mm512_mask_i32gather_epi64::<4>(
+                zero,
+                lanes as u8,
+                _mm512_castsi512_si256(idx),
+                words.as_ptr().cast(),
+            ),
+            _mm512_mask_i32gather_epi64::<4>(
+                zero,
+                (lanes >> 8) as u8,
+                _mm512_extracti64x4_epi64::<1>(idx),
+                words.as_ptr().cast(),
+            ),
+        ]
     }
 }
 
