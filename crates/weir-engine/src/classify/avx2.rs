@@ -71,13 +71,14 @@ fn walk(nodes: &[u32], levels: &[u32], keys: &[u64], at: &mut [u32], queue: &Que
     let total = queue.len();
     let (ids, bases, starts) = (queue.ids(), queue.bases(), queue.starts());
     let mut tail = Tail::default();
-    if total == 0 || nodes.is_empty() || keys.is_empty() || at.is_empty() {
+    if total == 0 || nodes.len() < 2 || keys.is_empty() || at.is_empty() {
         return tail;
     }
     let clamp = |s: usize| _mm256_set1_epi32((s - 1).min(i32::MAX as usize) as i32);
     // The last byte at which four bytes of the keys can be read.
     let last_key_byte = clamp(keys.len() * 8 - 3);
     let last_node = clamp(nodes.len());
+    let last_pair = clamp(nodes.len() - 1);
     // The store's levels (at most 32), in four vectors of eight.
     let mut table = [0u32; MAX_LEVELS];
     let n = levels.len().min(MAX_LEVELS);
@@ -111,7 +112,14 @@ fn walk(nodes: &[u32], levels: &[u32], keys: &[u64], at: &mut [u32], queue: &Que
             }
             return tail;
         }
-        step(nodes, levels, keys, &mut g, last_node, last_key_byte);
+        step(
+            nodes,
+            levels,
+            keys,
+            &mut g,
+            [last_node, last_pair],
+            last_key_byte,
+        );
         for l in &mut g {
             // A leaf's LEAF bit is each lane's sign bit.
             let cur = load(&l.cur);
@@ -159,7 +167,7 @@ fn step(
     levels: [__m256i; 4],
     keys: &[u64],
     g: &mut [Group; GROUPS],
-    last_node: __m256i,
+    [last_node, last_pair]: [__m256i; 2],
     last_key_byte: __m256i,
 ) {
     let zero = _mm256_setzero_si256();
@@ -199,8 +207,11 @@ fn step(
 
     // Listed nodes (`LINEAR_SEGMENTS` says how they are laid out): their
     // one or two words of starts; bitmap lanes, their running counts and
-    // word of bits, in the same two gathers: a step costs four gathers
-    // whatever kinds its lanes hold.
+    // word of bits, side by side (`bitmap_words`): each lane reads its two
+    // words in one 64-bit element, so a step costs the same gathers
+    // whatever kinds its lanes hold. Two gathers of 32-bit words took
+    // 1.02–1.04× the time on a Zen 4 (`--simd avx2`; BENCHMARKS.md, "Two
+    // words in one gather element").
     let n = each!(|k| _mm256_and_si256(
         _mm256_srli_epi32::<{ KIND_AT as i32 }>(refs[k]),
         _mm256_set1_epi32(0xf)
@@ -214,28 +225,37 @@ fn step(
     let more_than = |k: usize, m: i32| _mm256_cmpgt_epi32(starts[k], _mm256_set1_epi32(m));
     let at_most_v =
         |k: usize, x: __m256i| _mm256_andnot_si256(_mm256_cmpgt_epi32(x, v[k]), live[k]);
-    let read = |k: usize, lanes: __m256i, listed_at: __m256i, other_at: __m256i| {
-        let at = _mm256_blendv_epi8(listed_at, other_at, bitmap[k]);
-        let lanes = _mm256_or_si256(lanes, bitmap[k]);
-        gather(zero, lanes, _mm256_min_epu32(at, last_node), nodes)
-    };
-    // `bitmap_words`: the pair's three words from w / 2 * 3, the counts
-    // the middle one, the word of bits before them (even w) or after.
-    let pair = each!(|k| _mm256_add_epi32(
-        node[k],
-        _mm256_add_epi32(_mm256_andnot_si256(one, w[k]), _mm256_srli_epi32::<1>(w[k]))
-    ));
-    let counts = each!(|k| {
-        let counts_at = _mm256_add_epi32(pair[k], one);
-        read(k, linear[k], node[k], counts_at)
-    });
-    let word = each!(|k| {
-        let second_at = _mm256_add_epi32(node[k], one);
-        let lanes = _mm256_and_si256(linear[k], more_than(k, 2));
-        let odd = _mm256_slli_epi32::<1>(_mm256_and_si256(w[k], one));
-        let word_at = _mm256_add_epi32(pair[k], odd);
-        read(k, lanes, second_at, word_at)
-    });
+    // `bitmap_words`: the two words from w / 2 * 3 + w % 2 are the word of
+    // bits and the counts (even w) or the counts and the word (odd w).
+    let mut pairs = [[zero; 2]; GROUPS];
+    for k in 0..GROUPS {
+        let pair_at =
+            _mm256_add_epi32(_mm256_andnot_si256(one, w[k]), _mm256_srli_epi32::<1>(w[k]));
+        let bitmap_at = _mm256_add_epi32(
+            node[k],
+            _mm256_add_epi32(pair_at, _mm256_and_si256(w[k], one)),
+        );
+        let at = _mm256_blendv_epi8(node[k], bitmap_at, bitmap[k]);
+        pairs[k] = gather_pairs(live[k], _mm256_min_epu32(at, last_pair), nodes);
+    }
+    let (mut counts, mut word) = ([zero; GROUPS], [zero; GROUPS]);
+    for k in 0..GROUPS {
+        // Each lane's first and second word, out of the four pairs of
+        // each half.
+        let [q0, q1] = pairs[k];
+        let split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+        let (p0, p1) = (
+            _mm256_permutevar8x32_epi32(q0, split),
+            _mm256_permutevar8x32_epi32(q1, split),
+        );
+        let first = _mm256_permute2x128_si256::<0x20>(p0, p1);
+        let second = _mm256_permute2x128_si256::<0x31>(p0, p1);
+        // Even w: (bits, counts); odd: (counts, bits); listed: (starts, starts).
+        let odd = _mm256_cmpeq_epi32(_mm256_and_si256(w[k], one), one);
+        let swap = _mm256_andnot_si256(odd, bitmap[k]);
+        counts[k] = _mm256_blendv_epi8(first, second, swap);
+        word[k] = _mm256_blendv_epi8(second, first, swap);
+    }
     let lo = |x: __m256i| _mm256_and_si256(x, _mm256_set1_epi32(0xffff));
     let hi = |x: __m256i| _mm256_srli_epi32::<16>(x);
     for k in 0..GROUPS {
@@ -321,6 +341,28 @@ fn gather_bytes(lanes: __m256i, idx: __m256i, keys: &[u64]) -> __m256i {
     // SAFETY: callers clamp every index so that its four bytes lie in `keys`.
     unsafe {
         _mm256_mask_i32gather_epi32::<1>(_mm256_setzero_si256(), keys.as_ptr().cast(), idx, lanes)
+    }
+}
+
+/// Lanes `lanes` (all bits set): the two words of `words` from `idx`
+/// (already clamped below the last word), as two vectors of four pairs.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn gather_pairs(lanes: __m256i, idx: __m256i, words: &[u32]) -> [__m256i; 2] {
+    let zero = _mm256_setzero_si256();
+    let half = |x: __m256i, hi: bool| {
+        if hi {
+            _mm256_extracti128_si256::<1>(x)
+        } else {
+            _mm256_castsi256_si128(x)
+        }
+    };
+    // SAFETY: callers clamp every index so that its two words lie in `words`.
+    unsafe {
+        [false, true].map(|hi| {
+            let mask = _mm256_cvtepi32_epi64(half(lanes, hi));
+            _mm256_mask_i32gather_epi64::<4>(zero, words.as_ptr().cast(), half(idx, hi), mask)
+        })
     }
 }
 
