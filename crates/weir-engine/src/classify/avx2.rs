@@ -77,8 +77,8 @@ fn walk(nodes: &[u32], levels: &[u32], keys: &[u64], at: &mut [u32], queue: &Que
     let clamp = |s: usize| _mm256_set1_epi32((s - 1).min(i32::MAX as usize) as i32);
     // The last byte at which four bytes of the keys can be read.
     let last_key_byte = clamp(keys.len() * 8 - 3);
-    let last_node = clamp(nodes.len());
-    let last_pair = clamp(nodes.len() - 1);
+    // The last word at which one word, and two, of the nodes can be read.
+    let node_ends = [clamp(nodes.len()), clamp(nodes.len() - 1)];
     // The store's levels (at most 32), in four vectors of eight.
     let mut table = [0u32; MAX_LEVELS];
     let n = levels.len().min(MAX_LEVELS);
@@ -112,14 +112,7 @@ fn walk(nodes: &[u32], levels: &[u32], keys: &[u64], at: &mut [u32], queue: &Que
             }
             return tail;
         }
-        step(
-            nodes,
-            levels,
-            keys,
-            &mut g,
-            [last_node, last_pair],
-            last_key_byte,
-        );
+        step(nodes, levels, keys, &mut g, node_ends, last_key_byte);
         for l in &mut g {
             // A leaf's LEAF bit is each lane's sign bit.
             let cur = load(&l.cur);

@@ -152,9 +152,9 @@ fn walk(nodes: &[u32], levels: &[u32], keys: &[u64], at: &mut [u32], queue: &Que
     let last = |s: usize| _mm512_set1_epi32((s - 1).min(i32::MAX as usize) as i32);
     // The last byte at which four bytes of the keys can be read.
     let last_key_byte = last(keys.len() * 8 - 3);
-    let (last_node, last_at) = (last(nodes.len()), last(at.len()));
-    // The last word at which two words of the nodes can be read.
-    let last_pair = last(nodes.len() - 1);
+    let last_at = last(at.len());
+    // The last word at which one word, and two, of the nodes can be read.
+    let node_ends = [last(nodes.len()), last(nodes.len() - 1)];
     let zero = _mm512_setzero_si512();
     // The store's levels (at most 32), in two vectors: a reference's code
     // picks its node's with one permute.
@@ -209,14 +209,7 @@ fn walk(nodes: &[u32], levels: &[u32], keys: &[u64], at: &mut [u32], queue: &Que
             }
             return tail;
         }
-        step(
-            nodes,
-            levels,
-            keys,
-            &mut g,
-            [last_node, last_pair],
-            last_key_byte,
-        );
+        step(nodes, levels, keys, &mut g, node_ends, last_key_byte);
         for l in &mut g {
             let done = _mm512_mask_test_epi32_mask(l.live, l.cur, _mm512_set1_epi32(LEAF as i32));
             ended.push(done, l.id, l.cur);
