@@ -55,8 +55,8 @@ pub fn node_at(node: u32) -> usize {
 /// of `w`'s pair of words: three words a pair, the even word of bits,
 /// the pair's counts (16 bits each, the even word's low), the odd word.
 /// Whichever word a step reads, its counts are the word beside it: the
-/// AVX-512 walk reads both in one 64-bit gather element, and they are
-/// most often in one cache line (kept apart, the counts were an eighth of
+/// SIMD walks read both in one 64-bit gather element, and they are most
+/// often in one cache line (kept apart, the counts were an eighth of
 /// the walks' simulated misses at 100k rules; BENCHMARKS.md, "Four
 /// gathers a step"). Levels read 8–16 bits: a node has 8 to 2,048 words
 /// of bits, whole pairs.

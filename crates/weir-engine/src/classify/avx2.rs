@@ -203,7 +203,7 @@ fn step(
     // word of bits, side by side (`bitmap_words`): each lane reads its two
     // words in one 64-bit element, so a step costs the same gathers
     // whatever kinds its lanes hold. Two gathers of 32-bit words took
-    // 1.02–1.04× the time on a Zen 4 (`--simd avx2`; BENCHMARKS.md, "Two
+    // 1.02–1.05× the time on a Zen 4 (`--simd avx2`; BENCHMARKS.md, "Two
     // words in one gather element").
     let n = each!(|k| _mm256_and_si256(
         _mm256_srli_epi32::<{ KIND_AT as i32 }>(refs[k]),

@@ -11,9 +11,9 @@
 //! two words side by side, in one gather of 64-bit elements (two
 //! instructions of eight): the listed node's starts, or the bitmap's word
 //! and running counts; then the child. Three rounds deep, each gather
-//! issued for every vector before the next that waits on it. Both kinds are worked in every
-//! step under masks, in the same gathers: no branch on a node's kind or
-//! on the key. `tests::lanes_end_where_scalar_rounds_end`
+//! issued for every vector before the next that waits on it. Both kinds
+//! are worked in every step under masks, in the same gathers: no branch
+//! on a node's kind or on the key. `tests::lanes_end_where_scalar_rounds_end`
 //! (in `trie.rs`) checks that every walk ends in the scalar walk's leaf.
 //!
 //! Here too, the bit sets' AND in vectors (`and_first`, for `rfc.rs`).
