@@ -54,12 +54,12 @@ pub fn node_at(node: u32) -> usize {
 /// Where a bitmap node keeps its word of bits `w` and the running counts
 /// of `w`'s pair of words: three words a pair, the even word of bits,
 /// the pair's counts (16 bits each, the even word's low), the odd word.
-/// Whichever word a step reads, its counts are the word beside it: the
-/// SIMD walks read both in one 64-bit gather element, and they are most
-/// often in one cache line (kept apart, the counts were an eighth of
-/// the walks' simulated misses at 100k rules; BENCHMARKS.md, "Four
-/// gathers a step"). Levels read 8–16 bits: a node has 8 to 2,048 words
-/// of bits, whole pairs.
+/// Whichever word a step reads, the two words from w + w / 2 are it and
+/// its counts, in either order: the SIMD walks read both in one 64-bit
+/// gather element, and they are most often in one cache line (kept
+/// apart, the counts were an eighth of the walks' simulated misses at
+/// 100k rules; BENCHMARKS.md, "Four gathers a step"). Levels read 8–16
+/// bits: a node has 8 to 2,048 words of bits, whole pairs.
 #[inline(always)]
 pub fn bitmap_words(w: usize) -> (usize, usize) {
     (w / 2 * 3 + (w % 2) * 2, w / 2 * 3 + 1)
@@ -1195,6 +1195,28 @@ mod tests {
         }
         assert_eq!(seen.len(), 25, "levels of both families");
         assert!(seen.len() <= MAX_LEVELS);
+    }
+
+    /// The SIMD walks read a bitmap's word `w` and its counts as the two
+    /// words from w + w / 2: each word's place, and its pair's counts,
+    /// are those two, every place within the node's head once.
+    #[test]
+    fn a_bitmap_word_and_its_counts_are_the_two_words_from_w_and_a_half() {
+        for words in [8, 16, 2048] {
+            let mut places = Vec::new();
+            for w in 0..words {
+                let (bits, counts) = bitmap_words(w);
+                let pair = [w + w / 2, w + w / 2 + 1];
+                assert!(
+                    bits != counts && pair.contains(&bits) && pair.contains(&counts),
+                    "{w}"
+                );
+                places.extend([bits, counts]);
+            }
+            places.sort_unstable();
+            places.dedup();
+            assert_eq!(places, (0..bitmap_head(words)).collect::<Vec<_>>());
+        }
     }
 
     /// Every node, listed or bitmap, at every level width the builder

@@ -218,15 +218,15 @@ fn step(
     let more_than = |k: usize, m: i32| _mm256_cmpgt_epi32(starts[k], _mm256_set1_epi32(m));
     let at_most_v =
         |k: usize, x: __m256i| _mm256_andnot_si256(_mm256_cmpgt_epi32(x, v[k]), live[k]);
-    // `bitmap_words`: the two words from w / 2 * 3 + w % 2 are the word of
-    // bits and the counts (even w) or the counts and the word (odd w).
+    // A bitmap's word and counts are the two words from w + w / 2
+    // (`bitmap_words`). A listed node's starts are its first two words
+    // (with one word of starts, the second is its first child: `more_than`
+    // leaves it out).
     let mut pairs = [[zero; 2]; GROUPS];
     for k in 0..GROUPS {
-        let pair_at =
-            _mm256_add_epi32(_mm256_andnot_si256(one, w[k]), _mm256_srli_epi32::<1>(w[k]));
         let bitmap_at = _mm256_add_epi32(
             node[k],
-            _mm256_add_epi32(pair_at, _mm256_and_si256(w[k], one)),
+            _mm256_add_epi32(w[k], _mm256_srli_epi32::<1>(w[k])),
         );
         let at = _mm256_blendv_epi8(node[k], bitmap_at, bitmap[k]);
         pairs[k] = gather_pairs(live[k], _mm256_min_epu32(at, last_pair), nodes);
@@ -342,21 +342,21 @@ fn gather_bytes(lanes: __m256i, idx: __m256i, keys: &[u64]) -> __m256i {
 #[inline]
 #[target_feature(enable = "avx2")]
 fn gather_pairs(lanes: __m256i, idx: __m256i, words: &[u32]) -> [__m256i; 2] {
-    let zero = _mm256_setzero_si256();
-    let half = |x: __m256i, hi: bool| {
-        if hi {
-            _mm256_extracti128_si256::<1>(x)
-        } else {
-            _mm256_castsi256_si128(x)
+    // Four lanes' indices and mask (widened to 64 bits) a gather.
+    let four = |idx: __m128i, lanes: __m128i| {
+        let mask = _mm256_cvtepi32_epi64(lanes);
+        // SAFETY: callers clamp every index so that its two words lie in `words`.
+        unsafe {
+            _mm256_mask_i32gather_epi64::<4>(
+                _mm256_setzero_si256(),
+                words.as_ptr().cast(),
+                idx,
+                mask,
+            )
         }
     };
-    // SAFETY: callers clamp every index so that its two words lie in `words`.
-    unsafe {
-        [false, true].map(|hi| {
-            let mask = _mm256_cvtepi32_epi64(half(lanes, hi));
-            _mm256_mask_i32gather_epi64::<4>(zero, words.as_ptr().cast(), half(idx, hi), mask)
-        })
-    }
+    let (low, high) = (_mm256_castsi256_si128, _mm256_extracti128_si256::<1>);
+    [four(low(idx), low(lanes)), four(high(idx), high(lanes))]
 }
 
 /// `src` with lanes `lanes` (all bits set) replaced by `words[idx]` (idx

@@ -376,20 +376,17 @@ fn step(
     let w = each!(|k| _mm512_srli_epi32::<5>(v[k]));
     let more_than = |k: usize, n: i32| _mm512_cmpgt_epu32_mask(starts[k], _mm512_set1_epi32(n));
     let mut linear = [0u16; GROUPS];
-    let mut odd = [0u16; GROUPS];
     let mut pairs = [[zero; 2]; GROUPS];
     for k in 0..GROUPS {
         let listed = _mm512_test_epi32_mask(n[k], n[k]);
         linear[k] = lanes(k) & listed;
-        // `bitmap_words`: the two words from w / 2 * 3 + w % 2 are the
-        // word of bits and the counts (even w) or the counts and the word
-        // (odd w). A listed node's starts are its first two words.
-        odd[k] = _mm512_test_epi32_mask(w[k], one);
-        let pair_at =
-            _mm512_add_epi32(_mm512_andnot_si512(one, w[k]), _mm512_srli_epi32::<1>(w[k]));
+        // A bitmap's word and counts are the two words from w + w / 2
+        // (`bitmap_words`). A listed node's starts are its first two
+        // words (with one word of starts, the second is its first child:
+        // `more_than` leaves it out).
         let bitmap_at = _mm512_add_epi32(
             node[k],
-            _mm512_add_epi32(pair_at, _mm512_and_si512(w[k], one)),
+            _mm512_add_epi32(w[k], _mm512_srli_epi32::<1>(w[k])),
         );
         let at = _mm512_min_epu32(
             _mm512_mask_blend_epi32(linear[k], bitmap_at, node[k]),
@@ -411,7 +408,7 @@ fn step(
             q1,
         );
         // Even w: (bits, counts); odd: (counts, bits); listed: (starts, starts).
-        let swap = !linear[k] & !odd[k];
+        let swap = !linear[k] & !_mm512_test_epi32_mask(w[k], one);
         counts[k] = _mm512_mask_blend_epi32(swap, first, second);
         word[k] = _mm512_mask_blend_epi32(swap, second, first);
     }
