@@ -73,24 +73,65 @@ impl Avx512 {
 
 /// Per batch slot `i`, the least first rule and the least stop of its
 /// leaves `at[i * m..][..walks[i]]` (what `Store::first_and_stop` gives
-/// each, `u32::MAX` for none), written to `out[i]`: one vector a slot,
-/// two reductions, and gathers only for a slot with a list leaf. The
-/// scalar loop took a branch and about twenty instructions a leaf.
+/// each, `u32::MAX` for none), written to `out[i]`: the leaves of 16 / m
+/// slots a vector (lane k: slot k / m, automaton k % m; one slot of up
+/// to 16 leaves where m is larger), each slot's least found by log2(m)
+/// permutes, and gathers only for a vector with a list leaf. The scalar
+/// loop took a branch and about twenty instructions a leaf; one slot a
+/// vector with two reductions, 1.04-1.09x the time of several at 1k-10k
+/// rules (BENCHMARKS.md, "Several slots' head leaves in one vector").
 #[target_feature(enable = "avx512f")]
 fn heads(at: &[u32], m: usize, walks: &[u8], pool: &[u32], out: &mut [(u32, u32)]) {
     let none = _mm512_set1_epi32(-1);
     let bit = |b: u32| _mm512_set1_epi32(b as i32);
     let last_pool = _mm512_set1_epi32((pool.len().max(1) - 1).min(i32::MAX as usize) as i32);
     let clamp = |x: __m512i| _mm512_min_epu32(x, last_pool);
-    for ((i, &n), out) in walks.iter().enumerate().zip(out) {
-        let n = usize::from(n).min(16);
-        let Some(leaves) = at.get(i * m..i * m + n) else {
-            *out = (u32::MAX, u32::MAX);
-            continue;
+    let m = m.max(1);
+    let per = (16 / m).max(1);
+    // The lanes that hold leaves.
+    let width = (per * m).min(16);
+    let lanes_where = |f: &dyn Fn(usize) -> usize| {
+        let v: [u32; 16] = core::array::from_fn(|k| f(k) as u32);
+        // SAFETY: sixteen words read from an array of sixteen.
+        unsafe { _mm512_loadu_epi32(v.as_ptr().cast()) }
+    };
+    let slot_of = lanes_where(&|k| (k / m).min(per - 1));
+    let automaton_of = lanes_where(&|k| if k < width { k % m } else { 16 });
+    // Each lane's partner d lanes on in its slot (itself past the slot).
+    let partners = [1, 2, 4, 8].map(|d| {
+        lanes_where(&|k| {
+            if k % m + d < m && k + d < width {
+                k + d
+            } else {
+                k
+            }
+        })
+    });
+    let steps = (usize::BITS - (m.min(16) - 1).leading_zeros()) as usize;
+    let n = walks.len().min(out.len());
+    let mut i = 0;
+    while i < n {
+        let slots = per.min(n - i);
+        // Each slot's count of walks: sixteen bytes from slot i (copied
+        // only near the end, where fewer are left: a call to `memcpy`
+        // for every vector cost more than the vectors saved).
+        let counts = match walks.get(i..i + 16) {
+            // SAFETY: sixteen bytes read from a slice of sixteen.
+            Some(next) => unsafe { _mm_loadu_si128(next.as_ptr().cast()) },
+            None => {
+                let mut counts = [0u8; 16];
+                counts[..slots].copy_from_slice(&walks[i..i + slots]);
+                // SAFETY: sixteen bytes read from an array of sixteen.
+                unsafe { _mm_loadu_si128(counts.as_ptr().cast()) }
+            }
         };
-        let lanes = (0xffff_u32 >> (16 - n)) as u16;
-        // SAFETY: the masked load reads the n words of `leaves` only.
-        let v = unsafe { _mm512_maskz_loadu_epi32(lanes, leaves.as_ptr().cast()) };
+        let counts = _mm512_permutexvar_epi32(slot_of, _mm512_cvtepu8_epi32(counts));
+        let words = (slots * m).min(width).min(at.len().saturating_sub(i * m));
+        let lanes =
+            _mm512_cmplt_epu32_mask(automaton_of, counts) & (0xffff_u32 >> (16 - words)) as u16;
+        // SAFETY: the masked load reads the words of `at` from i * m
+        // below its length only.
+        let v = unsafe { _mm512_maskz_loadu_epi32(lanes, at.as_ptr().wrapping_add(i * m).cast()) };
         let single = _mm512_mask_test_epi32_mask(lanes, v, bit(SINGLE));
         let stops = _mm512_mask_test_epi32_mask(lanes, v, bit(STOP));
         let list = lanes & !single & _mm512_mask_cmpneq_epi32_mask(lanes, v, bit(EMPTY));
@@ -106,11 +147,21 @@ fn heads(at: &[u32], m: usize, walks: &[u8], pool: &[u32], out: &mut [(u32, u32)
             first = gather(first, list, clamp(at_first), pool);
             last = gather(last, list, clamp(_mm512_add_epi32(index, len)), pool);
         }
-        let stop = _mm512_mask_mov_epi32(none, stops, last);
-        *out = (
-            _mm512_reduce_min_epu32(first),
-            _mm512_reduce_min_epu32(stop),
-        );
+        let mut stop = _mm512_mask_mov_epi32(none, stops, last);
+        for &partner in &partners[..steps] {
+            first = _mm512_min_epu32(first, _mm512_permutexvar_epi32(partner, first));
+            stop = _mm512_min_epu32(stop, _mm512_permutexvar_epi32(partner, stop));
+        }
+        let (mut firsts, mut stops) = ([0u32; 16], [0u32; 16]);
+        // SAFETY: sixteen words written to arrays of sixteen.
+        unsafe {
+            _mm512_storeu_epi32(firsts.as_mut_ptr().cast(), first);
+            _mm512_storeu_epi32(stops.as_mut_ptr().cast(), stop);
+        }
+        for (j, out) in out[i..i + slots].iter_mut().enumerate() {
+            *out = (firsts[j * m], stops[j * m]);
+        }
+        i += slots;
     }
 }
 

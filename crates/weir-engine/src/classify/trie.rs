@@ -1724,29 +1724,32 @@ mod tests {
                 store.push_list(&rules)
             })
             .collect();
-        let m = MAX_AUTOMATA;
-        let mut at = vec![0; BATCH * m];
-        let walks: Vec<u8> = (0..BATCH)
-            .map(|_| (draw() % (m as u64 + 1)) as u8)
-            .collect();
-        for leaf in &mut at {
-            let stop = if draw().is_multiple_of(3) { STOP } else { 0 };
-            *leaf = match draw() % 4 {
-                0 => EMPTY | stop,
-                1 => LEAF | lists[(draw() % 50) as usize] | stop,
-                _ => LEAF | SINGLE | (draw() % 5000) as u32 | stop,
-            };
-        }
-        let mut heads = [(0, 0); BATCH];
-        wide.heads(&at, m, &walks, &store.pool, &mut heads);
-        for (slot, &n) in walks.iter().enumerate() {
-            let scalar = least_first_and_stop(&store, &at[slot * m..][..usize::from(n)]);
-            assert_eq!(
-                heads[slot],
-                scalar,
-                "slot {slot}: {:x?}",
-                &at[slot * m..][..usize::from(n)]
-            );
+        // Several slots a vector (up to eight automata), one slot a vector
+        // (up to 16), one slot's head of a longer row (later tiers' automata
+        // after it); whole batches and partial ones.
+        let rows = (1..=MAX_AUTOMATA + 8).flat_map(|m| [(m, BATCH), (m, BATCH - 3), (m, 5)]);
+        for (m, len) in rows {
+            let mut at = vec![0; BATCH * m];
+            let head = m.min(MAX_AUTOMATA) as u64;
+            let walks: Vec<u8> = (0..len).map(|_| (draw() % (head + 1)) as u8).collect();
+            for leaf in &mut at {
+                let stop = if draw().is_multiple_of(3) { STOP } else { 0 };
+                *leaf = match draw() % 4 {
+                    0 => EMPTY | stop,
+                    1 => LEAF | lists[(draw() % 50) as usize] | stop,
+                    _ => LEAF | SINGLE | (draw() % 5000) as u32 | stop,
+                };
+            }
+            let mut heads = [(0, 0); BATCH];
+            wide.heads(&at, m, &walks, &store.pool, &mut heads);
+            for (slot, &n) in walks.iter().enumerate() {
+                let leaves = &at[slot * m..][..usize::from(n)];
+                let scalar = least_first_and_stop(&store, leaves);
+                assert_eq!(
+                    heads[slot], scalar,
+                    "{m} automata, slot {slot}: {leaves:x?}"
+                );
+            }
         }
     }
 
