@@ -90,23 +90,30 @@ fn heads(at: &[u32], m: usize, walks: &[u8], pool: &[u32], out: &mut [(u32, u32)
     let per = (16 / m).max(1);
     // The lanes that hold leaves.
     let width = (per * m).min(16);
-    let lanes_where = |f: &dyn Fn(usize) -> usize| {
-        let v: [u32; 16] = core::array::from_fn(|k| f(k) as u32);
-        // SAFETY: sixteen words read from an array of sixteen.
-        unsafe { _mm512_loadu_epi32(v.as_ptr().cast()) }
-    };
-    let slot_of = lanes_where(&|k| (k / m).min(per - 1));
-    let automaton_of = lanes_where(&|k| if k < width { k % m } else { 16 });
-    // Each lane's partner d lanes on in its slot (itself past the slot).
+    // Each lane's slot and automaton (16 past `width`), counted up
+    // (divisions by m for every batch were a quarter of this function's
+    // time at 1k rules), and its partner d lanes on in its slot (itself
+    // past the slot).
+    let (mut slot_of, mut automaton_of) = ([per as u32 - 1; 16], [16u32; 16]);
+    let (mut slot, mut automaton) = (0, 0);
+    for k in 0..width {
+        (slot_of[k], automaton_of[k]) = (slot, automaton);
+        automaton += 1;
+        if automaton == m as u32 {
+            (slot, automaton) = (slot + 1, 0);
+        }
+    }
     let partners = [1, 2, 4, 8].map(|d| {
-        lanes_where(&|k| {
-            if k % m + d < m && k + d < width {
-                k + d
+        let lanes: [u32; 16] = core::array::from_fn(|k| {
+            if automaton_of[k] as usize + d < m && k + d < width {
+                (k + d) as u32
             } else {
-                k
+                k as u32
             }
-        })
+        });
+        vector(&lanes)
     });
+    let (slot_of, automaton_of) = (vector(&slot_of), vector(&automaton_of));
     let steps = (usize::BITS - (m.min(16) - 1).leading_zeros()) as usize;
     let n = walks.len().min(out.len());
     let mut i = 0;
@@ -163,6 +170,14 @@ fn heads(at: &[u32], m: usize, walks: &[u8], pool: &[u32], out: &mut [(u32, u32)
         }
         i += slots;
     }
+}
+
+/// Sixteen words as a vector.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn vector(words: &[u32; 16]) -> __m512i {
+    // SAFETY: sixteen words read from an array of sixteen.
+    unsafe { _mm512_loadu_epi32(words.as_ptr().cast()) }
 }
 
 /// Eight words a vector; the last vector's missing words masked off.
