@@ -111,10 +111,11 @@ fn heads(at: &[u32], m: usize, walks: &[u8], pool: &[u32], out: &mut [(u32, u32)
                 k as u32
             }
         });
-        vector(&lanes)
+        load(&lanes)
     });
-    let (slot_of, automaton_of) = (vector(&slot_of), vector(&automaton_of));
-    let steps = (usize::BITS - (m.min(16) - 1).leading_zeros()) as usize;
+    let (slot_of, automaton_of) = (load(&slot_of), load(&automaton_of));
+    // log2(m) halvings, m rounded up to a power of two.
+    let steps = m.min(16).next_power_of_two().trailing_zeros() as usize;
     let n = walks.len().min(out.len());
     let mut i = 0;
     while i < n {
@@ -172,10 +173,10 @@ fn heads(at: &[u32], m: usize, walks: &[u8], pool: &[u32], out: &mut [(u32, u32)
     }
 }
 
-/// Sixteen words as a vector.
+/// Sixteen words as a vector (as `avx2::load` loads eight).
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn vector(words: &[u32; 16]) -> __m512i {
+fn load(words: &[u32; 16]) -> __m512i {
     // SAFETY: sixteen words read from an array of sixteen.
     unsafe { _mm512_loadu_epi32(words.as_ptr().cast()) }
 }
