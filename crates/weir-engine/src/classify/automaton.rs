@@ -329,10 +329,12 @@ pub struct Spare {
     /// walk goes down and cut back as it returns: no list of its own per
     /// state.
     stack: Vec<Item>,
-    /// Built states, each with its items encoded once in `memo_items`
-    /// (`encode_items`).
-    memo: HashTable<Memo>,
-    memo_items: Vec<u8>,
+    /// Built states whose keys are short, or the root's: over the whole
+    /// automaton.
+    memo: Memos,
+    /// Built states whose keys are long (`LONG_KEY`): over the root's
+    /// child being built only.
+    local: Memos,
     /// Per item of the state being split: its first and last segment.
     spans: Vec<(u32, u32)>,
     /// The states being built's segment starts, children's item ranges
@@ -348,11 +350,25 @@ impl Spare {
     fn clear(&mut self) {
         self.stack.clear();
         self.memo.clear();
-        self.memo_items.clear();
+        self.local.clear();
         self.spans.clear();
         self.cuts.clear();
         self.ranges.clear();
         self.kids.clear();
+    }
+}
+
+#[cfg(test)]
+impl Spare {
+    /// Long keys (`LONG_KEY`) held in the whole-automaton memo, and
+    /// whether the local memo held any since it was made.
+    pub fn long_keys(&self) -> (usize, bool) {
+        let kept = self
+            .memo
+            .table
+            .iter()
+            .filter(|m| m.len as usize >= LONG_KEY);
+        (kept.count(), self.local.table.capacity() > 0)
     }
 }
 
@@ -440,7 +456,48 @@ impl<'a> Down<'a> {
     }
 }
 
-/// A state already built: its level and items (`memo_items[start..][..len]`,
+/// States already built, found by their keys: each its items encoded
+/// once in `items` (`encode_items`).
+#[derive(Default)]
+struct Memos {
+    table: HashTable<Memo>,
+    items: Vec<u8>,
+}
+
+impl Memos {
+    fn clear(&mut self) {
+        self.table.clear();
+        self.items.clear();
+    }
+
+    /// The node or leaf of the state at level `l` whose key, hashed to
+    /// `hash`, was just written at `items[at..]`; if found, the key is
+    /// cut off again.
+    fn find(&mut self, hash: u64, l: usize, at: usize) -> Option<u32> {
+        let (known, key) = self.items.split_at(at);
+        let same = |m: &Memo| {
+            usize::from(m.level) == l
+                && m.len as usize == key.len()
+                && known[m.start as usize..][..key.len()] == key[..]
+        };
+        let found = self.table.find(hash, same).map(|m| m.node);
+        if found.is_some() {
+            self.items.truncate(at);
+        }
+        found
+    }
+}
+
+/// A key of at least this many bytes is remembered only while the
+/// root's child it was built under is being built: such a state (of
+/// hundreds of items) is found again, if at all, under the same child.
+/// In ipc-100000's largest automaton, 19,726 of the 19,769 finds of keys
+/// of 2–4 KB were; across the automaton those keys held 79 of the memo's
+/// 92 MB, at most 373 KB under any one child (BENCHMARKS.md, "Long keys
+/// remembered under one child of the root").
+const LONG_KEY: usize = 1024;
+
+/// A state already built: its level and items (`Memos::items[start..][..len]`,
 /// as `encode` writes them) and the node or leaf made of it.
 struct Memo {
     hash: u64,
@@ -479,6 +536,8 @@ struct Builder<'a> {
     /// The splits being built down to the state being built, the first
     /// `TRACKED_SPLITS` of them: the build's progress (`off_course`).
     path: Vec<Progress>,
+    /// How many states are being built, nested: 1 inside the root's.
+    depth: u32,
     /// The share of the whole build the next tracked split's state is.
     child_weight: f64,
     /// The work of the tracked splits' own items, which the progress
@@ -547,6 +606,7 @@ impl<'a> Builder<'a> {
             words: 0,
             work: 0,
             path: Vec::with_capacity(TRACKED_SPLITS),
+            depth: 0,
             child_weight: 1.0,
             tracked_work: 0,
         })
@@ -612,7 +672,9 @@ impl<'a> Builder<'a> {
             self.v.ranges.len(),
             self.v.kids.len(),
         );
+        self.depth += 1;
         let made = self.state_on(l, start, len);
+        self.depth -= 1;
         self.v.stack.truncate(bases.0);
         self.v.cuts.truncate(bases.1);
         self.v.ranges.truncate(bases.2);
@@ -641,26 +703,32 @@ impl<'a> Builder<'a> {
             (start, len) = self.skip_level(l, start, len);
             l += 1;
         }
-        // The state's key, encoded at the end of `memo_items`: cut off
-        // again when the state is found, else kept as its memo entry's.
-        let key_at = self.v.memo_items.len();
-        let mut memo_items = std::mem::take(&mut self.v.memo_items);
-        self.encode(l, start, len, &mut memo_items);
-        self.v.memo_items = memo_items;
-        let (known, key) = self.v.memo_items.split_at(key_at);
-        let hash = self.hasher.hash_one((l, key));
-        let same = |m: &Memo| {
-            usize::from(m.level) == l
-                && m.len as usize == key.len()
-                && known[m.start as usize..][..key.len()] == key[..]
+        // The state's key, encoded at the end of the memo's items (a
+        // long one then moved to the local memo's, but the root's): cut
+        // off again when the state is found, else kept as its entry's.
+        let mut at = self.v.memo.items.len();
+        let mut items = std::mem::take(&mut self.v.memo.items);
+        self.encode(l, start, len, &mut items);
+        self.v.memo.items = items;
+        let hash = self.hasher.hash_one((l, &self.v.memo.items[at..]));
+        let long = self.v.memo.items.len() - at >= LONG_KEY && self.depth > 1;
+        if long {
+            let (memo, local) = (&mut self.v.memo, &mut self.v.local);
+            let moved = local.items.len();
+            local.items.extend_from_slice(&memo.items[at..]);
+            memo.items.truncate(at);
+            at = moved;
+        }
+        let memos = if long {
+            &mut self.v.local
+        } else {
+            &mut self.v.memo
         };
-        let found = self.v.memo.find(hash, same).map(|m| m.node);
-        if let Some(node) = found {
-            self.v.memo_items.truncate(key_at);
+        if let Some(node) = memos.find(hash, l, at) {
             return Some(node);
         }
-        let key = (key_at, self.v.memo_items.len() - key_at);
-        if self.v.memo_items.len() > u32::MAX as usize {
+        let key = (long, at, memos.items.len() - at);
+        if memos.items.len() > u32::MAX as usize {
             return None; // past what a `Memo` can point at: over budget
         }
         // Split only a state not found (80% of the lookups in a 100k-rule
@@ -681,6 +749,11 @@ impl<'a> Builder<'a> {
             self.tracked_work += len as u64;
         }
         for k in 0..segments {
+            if self.depth == 1 {
+                // Under the root's next child, no long key of this one's
+                // states is looked up again (`LONG_KEY`).
+                self.v.local.clear();
+            }
             let (child_start, child_len) = self.v.ranges[ranges_at + k];
             if tracked {
                 let split = self.path.last().expect("pushed");
@@ -754,16 +827,22 @@ impl<'a> Builder<'a> {
     }
 
     /// Records that the state at level `l` whose key is
-    /// `memo_items[key.0..][..key.1]` is `node`.
-    fn remember(&mut self, hash: u64, l: usize, key: (usize, usize), node: u32) {
+    /// `items[at..][..len]` of the local memo (`long`) or the other is
+    /// `node`.
+    fn remember(&mut self, hash: u64, l: usize, (long, at, len): (bool, usize, usize), node: u32) {
         let entry = Memo {
             hash,
             level: l as u8,
-            start: key.0 as u32,
-            len: key.1 as u32,
+            start: at as u32,
+            len: len as u32,
             node,
         };
-        self.v.memo.insert_unique(hash, entry, |m| m.hash);
+        let memos = if long {
+            &mut self.v.local
+        } else {
+            &mut self.v.memo
+        };
+        memos.table.insert_unique(hash, entry, |m| m.hash);
     }
 
     /// Appends the items `stack[start..][..len]` at level `l` to `out`,

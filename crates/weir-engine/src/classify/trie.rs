@@ -99,6 +99,26 @@ const BIG_GROUP_RULES: u64 = 20 << 10;
 /// one-tier build fails, the larger cap in its tiers built no more
 /// automata and cost 0.8 s of lost visits.
 const WHOLE_MAX_WORK: u64 = 12 << 20;
+/// What the second half of a split group (`split`) may spend a rule in a
+/// family's one-tier build, once the first half is built, where it has
+/// more than `BIG_GROUP_RULES` rules: built whole, it saves every packet
+/// a walk that its halves would cost. ipc- and acl-100000's specific
+/// halves of 38.6k and 37.6k rules take 39M and 24M visits whole (their
+/// quarters 21M and 11M), and their walks 0.87 and 0.82 of the time
+/// (BENCHMARKS.md, "Long keys remembered under one child of the root").
+/// Where the first half is not built, the whole build will likely fail
+/// (a random 100k-rule set's wild half takes 31M visits, then its
+/// specific half splits past `MAX_AUTOMATA`): the second keeps its cap.
+const HALF_WORK_PER_RULE: u64 = 1536;
+const HALF_MAX_WORK: u64 = 64 << 20;
+
+/// A group the build is to try: an address group, or half of a split one.
+enum Piece {
+    Group,
+    FirstHalf,
+    /// The half tried after its sibling; true once the sibling is built.
+    SecondHalf(bool),
+}
 /// A failed group of at most this many rules goes into bit blocks, not
 /// into two more automata.
 const SPLIT_FROM_RULES: usize = 256;
@@ -572,9 +592,14 @@ fn add_blocks(
 
 /// The work one attempt at an automaton for a group of `g` rules may
 /// spend (`WORK_PER_RULE`, `BIG_GROUP_RULES`), in a one-tier build of the
-/// whole family (`whole`, `WHOLE_MAX_WORK`) or not.
-fn group_work(g: usize, whole: bool) -> u64 {
+/// whole family (`whole`, `WHOLE_MAX_WORK`) or not; `roomy`: the group
+/// is the second half of a split one whose first is built
+/// (`HALF_WORK_PER_RULE`).
+fn group_work(g: usize, whole: bool, roomy: bool) -> u64 {
     let g = g as u64;
+    if whole && roomy && g > BIG_GROUP_RULES {
+        return HALF_WORK_PER_RULE.saturating_mul(g).min(HALF_MAX_WORK);
+    }
     let cap = match whole && g <= BIG_GROUP_RULES {
         true => WHOLE_MAX_WORK,
         false => MAX_WORK * BIG_GROUP_RULES / g.max(BIG_GROUP_RULES),
@@ -806,13 +831,15 @@ impl TrieClassifier {
         (f, rest): (&mut Family, &mut Vec<u32>),
     ) -> bool {
         let first = f.roots.len();
-        let mut todo = address_groups(rules, members, grouping);
-        while let Some(group) = todo.pop() {
+        let groups = address_groups(rules, members, grouping);
+        let mut todo: Vec<_> = groups.into_iter().map(|g| (g, Piece::Group)).collect();
+        while let Some((group, piece)) = todo.pop() {
             let built = f.roots.len() - first;
             if built < most && spent.work < budget.work {
                 let g = group.len();
                 let limits = Limits {
-                    work: group_work(g, whole).min(budget.work - spent.work),
+                    work: group_work(g, whole, matches!(piece, Piece::SecondHalf(true)))
+                        .min(budget.work - spent.work),
                     words: (WORDS_PER_RULE * g).clamp(FLOOR_WORDS, MAX_WORDS),
                     store_words: budget.bytes.saturating_sub(spent.blocks) / 4,
                 };
@@ -822,11 +849,22 @@ impl TrieClassifier {
                 spent.work += work;
                 if let Some(root) = root {
                     f.roots.push(root);
+                    if let (Piece::FirstHalf, Some((_, Piece::SecondHalf(built)))) =
+                        (piece, todo.last_mut())
+                    {
+                        *built = true;
+                    }
                     continue;
                 }
                 self.store.reset(mark);
                 if built + todo.len() + 2 <= most && g > SPLIT_FROM_RULES {
-                    todo.extend(split(rules, group));
+                    // The specific half first: the cheaper where both
+                    // fit (ipc-100000: 2.7M visits, the wild 39M).
+                    let [specific, wild] = split(rules, group);
+                    todo.extend([
+                        (wild, Piece::SecondHalf(false)),
+                        (specific, Piece::FirstHalf),
+                    ]);
                     continue;
                 }
             }
@@ -1542,24 +1580,69 @@ mod tests {
     #[test]
     fn big_groups_give_up_sooner() {
         for whole in [false, true] {
-            assert_eq!(group_work(10, whole), FLOOR_WORK);
-            assert_eq!(group_work(4096, whole), WORK_PER_RULE * 4096);
+            assert_eq!(group_work(10, whole, false), FLOOR_WORK);
+            assert_eq!(group_work(4096, whole, false), WORK_PER_RULE * 4096);
             let sizes = [25_000, 40_000, 77_217, 500_000];
             for pair in sizes.windows(2) {
-                assert!(group_work(pair[1], whole) < group_work(pair[0], whole));
+                assert!(group_work(pair[1], whole, false) < group_work(pair[0], whole, false));
             }
             assert_eq!(
-                group_work(2 * BIG_GROUP_RULES as usize, whole),
+                group_work(2 * BIG_GROUP_RULES as usize, whole, false),
                 MAX_WORK / 2
             );
-            assert_eq!(group_work(usize::MAX >> 8, whole), FLOOR_WORK);
+            assert_eq!(group_work(usize::MAX >> 8, whole, false), FLOOR_WORK);
         }
-        assert_eq!(group_work(BIG_GROUP_RULES as usize, false), MAX_WORK);
+        assert_eq!(group_work(BIG_GROUP_RULES as usize, false, false), MAX_WORK);
         // A one-tier build's groups up to the limit may spend more: the
         // 19.3k-rule groups of ipc-100000 take up to 11M visits.
-        assert_eq!(group_work(19_305, true), WHOLE_MAX_WORK);
-        assert!(group_work(19_305, true) > 11 << 20);
-        assert_eq!(group_work(19_305, false), MAX_WORK);
+        assert_eq!(group_work(19_305, true, true), WHOLE_MAX_WORK);
+        assert!(group_work(19_305, true, true) > 11 << 20);
+        assert_eq!(group_work(19_305, false, true), MAX_WORK);
+        // A second half past `BIG_GROUP_RULES` whose first half is built
+        // may spend its rules' share, in a one-tier build only: ipc-100000's
+        // wild half of 38,609 rules takes 39M visits.
+        let roomy = group_work(38_609, true, true);
+        assert_eq!(roomy, HALF_WORK_PER_RULE * 38_609);
+        assert!(roomy > 39 << 20 && roomy <= HALF_MAX_WORK);
+        assert!(group_work(38_609, true, false) < 5 << 20);
+        assert_eq!(
+            group_work(38_609, false, true),
+            group_work(38_609, false, false)
+        );
+        assert_eq!(group_work(usize::MAX >> 8, true, true), HALF_MAX_WORK);
+    }
+
+    /// Long keys are remembered under one child of the root only: the
+    /// whole-automaton memo keeps none but the root's. (That the
+    /// automata still lead every key where the linear walk does is the
+    /// differential tests' to say, up to 20k rules.)
+    #[test]
+    fn long_memo_keys_live_under_one_child_of_the_root() {
+        let mut draw = splitmix(7);
+        let (text, _) = drawn_rules(3000, &mut draw, |_, d| {
+            format!("deny tcp from {} to {} {}-{}\n", d.src, d.dst, d.lo, d.hi)
+        });
+        let prog = program(&text);
+        let rules = FamilyRules::new(&prog, &jumped_over(&prog), false);
+        let group: Vec<u32> = (0..rules.index.len() as u32).collect();
+        let mut spare = automaton::Spare::default();
+        let limits = Limits {
+            work: u64::MAX,
+            words: usize::MAX,
+            store_words: usize::MAX,
+        };
+        let mut store = Store::default();
+        let (root, _) = automaton::build(&rules, &group, &mut store, limits, &mut spare);
+        assert!(root.is_some());
+        let (kept, local_used) = spare.long_keys();
+        assert!(
+            local_used,
+            "no state had a long key: the test proves nothing"
+        );
+        assert!(
+            kept <= 1,
+            "{kept} long keys kept past their child of the root"
+        );
     }
 
     /// A build on course to pass its work limit gives up early, a small
