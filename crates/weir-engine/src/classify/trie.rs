@@ -1612,19 +1612,25 @@ mod tests {
         assert_eq!(group_work(usize::MAX >> 8, true, true), HALF_MAX_WORK);
     }
 
+    /// `n` drawn IPv4 deny rules (seed 7) as one group of family rules.
+    fn drawn_denies(n: usize) -> (FamilyRules, Vec<u32>) {
+        let mut draw = splitmix(7);
+        let (text, _) = drawn_rules(n, &mut draw, |_, d| {
+            format!("deny tcp from {} to {} {}-{}\n", d.src, d.dst, d.lo, d.hi)
+        });
+        let prog = program(&text);
+        let rules = FamilyRules::new(&prog, &jumped_over(&prog), false);
+        let group = (0..rules.index.len() as u32).collect();
+        (rules, group)
+    }
+
     /// Long keys are remembered under one child of the root only: the
     /// whole-automaton memo keeps none but the root's. (That the
     /// automata still lead every key where the linear walk does is the
     /// differential tests' to say, up to 20k rules.)
     #[test]
     fn long_memo_keys_live_under_one_child_of_the_root() {
-        let mut draw = splitmix(7);
-        let (text, _) = drawn_rules(3000, &mut draw, |_, d| {
-            format!("deny tcp from {} to {} {}-{}\n", d.src, d.dst, d.lo, d.hi)
-        });
-        let prog = program(&text);
-        let rules = FamilyRules::new(&prog, &jumped_over(&prog), false);
-        let group: Vec<u32> = (0..rules.index.len() as u32).collect();
+        let (rules, group) = drawn_denies(3000);
         let mut spare = automaton::Spare::default();
         let limits = Limits {
             work: u64::MAX,
@@ -1649,13 +1655,7 @@ mod tests {
     /// share of the limit spent; with room to spare the group is built.
     #[test]
     fn a_build_on_course_past_its_limit_gives_up_early() {
-        let mut draw = splitmix(7);
-        let (text, _) = drawn_rules(3000, &mut draw, |_, d| {
-            format!("deny tcp from {} to {} {}-{}\n", d.src, d.dst, d.lo, d.hi)
-        });
-        let prog = program(&text);
-        let rules = FamilyRules::new(&prog, &jumped_over(&prog), false);
-        let group: Vec<u32> = (0..rules.index.len() as u32).collect();
+        let (rules, group) = drawn_denies(3000);
         let mut spare = automaton::Spare::default();
         let mut build = |work: u64| {
             let limits = Limits {
