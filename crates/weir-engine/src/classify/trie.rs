@@ -102,9 +102,9 @@ const WHOLE_MAX_WORK: u64 = 12 << 20;
 /// What the second half of a split group (`split`) may spend a rule in a
 /// family's one-tier build, once the first half is built, where it has
 /// more than `BIG_GROUP_RULES` rules: built whole, it saves every packet
-/// a walk that its halves would cost. ipc- and acl-100000's specific
-/// halves of 38.6k and 37.6k rules take 39M and 24M visits whole (their
-/// quarters 21M and 11M), and their walks 0.87 and 0.82 of the time
+/// a walk that its halves would cost. ipc- and acl-100000's wild halves
+/// of 38.6k and 37.6k rules take 39M and 24M visits whole (their
+/// quarters 21M and 11M), and their walks 0.90 and 0.80 of the time
 /// (BENCHMARKS.md, "Long keys remembered under one child of the root").
 /// Where the first half is not built, the whole build will likely fail
 /// (a random 100k-rule set's wild half takes 31M visits, then its
@@ -119,6 +119,7 @@ enum Piece {
     /// The half tried after its sibling; true once the sibling is built.
     SecondHalf(bool),
 }
+
 /// A failed group of at most this many rules goes into bit blocks, not
 /// into two more automata.
 const SPLIT_FROM_RULES: usize = 256;
