@@ -113,15 +113,22 @@ struct Shared {
 const INTERLEAVE_BYTES: usize = 4 << 20;
 
 /// From this many rules (1.5 MiB of them, past a Zen 4 core's 1 MiB L2),
-/// a batch walked interleaved asks, once the walk is done, for what each
-/// packet's likely first rule needs (its box and counter, and the rule
-/// where it may not decide alone: BENCHMARKS.md, "The first try inlined,
-/// the records asked for ahead"). With the rule alone, against no
+/// a batch walked interleaved asks, [`RULES_AHEAD`] packets before each
+/// decision, for what the packet's likely first rule needs (its box and
+/// counter, and the rule where it may not decide alone: BENCHMARKS.md,
+/// "The first try inlined, the records asked for ahead"). With the rule alone, against no
 /// prefetch (`weir classbench` on ClassBench sets, 7–11 rounds, medians):
 /// at 2k rules 4–7% slower, at 5k 1% faster to 3% slower, at 10k 2–15%
 /// faster, at 20k 14–25% faster (BENCHMARKS.md, "Leaves of one rule").
 /// Below, the rules stay in cache and finding the first rule only costs.
 const PREFETCH_FROM_RULES: usize = 8 << 10;
+/// How many packets ahead of its decision a packet's first rule is asked
+/// for. Asked for the whole batch at once after the walks, 512 packets'
+/// boxes and counters (up to 96 KiB of lines) passed a 32 KiB L1 before
+/// their decisions read them: 16 ahead took 0.87–0.89 of that time at
+/// 100k rules and 0.97–0.99 at 10k; 8 ahead the same as 16 (BENCHMARKS.md,
+/// "First rules asked for 16 packets ahead").
+const RULES_AHEAD: usize = 16;
 
 /// A compiled ruleset deciding packets: the shared program and classifier,
 /// and what is this engine's own (settings, counters, states, logger).
@@ -664,23 +671,6 @@ impl Engine {
             let walked = match (&self.shared.classifier, &mut self.candidates) {
                 (Some(Classifier::Trie(c)), Candidates::Trie(s)) if self.shared.interleave => {
                     c.walk_batch(chunk, s);
-                    if self.shared.prefetch_rules {
-                        // What each packet's likely first rule needs, on
-                        // its way while the packets before it are
-                        // decided: its box and counter, and the rule
-                        // itself only where it may not decide alone (a
-                        // packet decided alone reads no rule).
-                        let rules = &self.shared.program.rules;
-                        for slot in 0..chunk.len() {
-                            if let Some(first) = c.first_leaf_rule(slot, s) {
-                                c.prefetch_box(first);
-                                prefetch(self.counters.get(first as usize));
-                                if !c.may_decide(first) {
-                                    prefetch(rules.get(first as usize));
-                                }
-                            }
-                        }
-                    }
                     true
                 }
                 (Some(Classifier::Bits(c)), Candidates::Bits(b)) => {
@@ -702,6 +692,10 @@ impl Engine {
                 }
                 _ => false,
             };
+            let ahead = walked && self.shared.prefetch_rules;
+            if ahead {
+                (0..chunk.len().min(RULES_AHEAD)).for_each(|slot| self.prefetch_first_rule(slot));
+            }
             let next = packets.get((k + 1) * batch..).unwrap_or_default();
             for (slot, p) in chunk.iter().enumerate() {
                 // The next chunk's record in this slot, on its way while
@@ -709,6 +703,9 @@ impl Engine {
                 // prefetch eight records ahead inside the walk's loop came
                 // too late; BENCHMARKS.md, "The next chunk's records").
                 prefetch_ends(next.get(slot));
+                if ahead && slot + RULES_AHEAD < chunk.len() {
+                    self.prefetch_first_rule(slot + RULES_AHEAD);
+                }
                 before(self, k * batch + slot);
                 let slot = walked.then_some(slot);
                 // The common case's rule and verdict go straight into
@@ -721,6 +718,24 @@ impl Engine {
                     out.push(by_rule(decided));
                 } else {
                     out.push(self.decide_walked(p, slot, &mut NoObserver));
+                }
+            }
+        }
+    }
+
+    /// Asks for what the likely first rule of the walked packet in `slot`
+    /// needs: its box and counter, and the rule itself only where it may
+    /// not decide alone (a packet decided alone reads no rule).
+    #[inline(always)]
+    fn prefetch_first_rule(&self, slot: usize) {
+        if let (Some(Classifier::Trie(c)), Candidates::Trie(s)) =
+            (&self.shared.classifier, &self.candidates)
+        {
+            if let Some(first) = c.first_leaf_rule(slot, s) {
+                c.prefetch_box(first);
+                prefetch(self.counters.get(first as usize));
+                if !c.may_decide(first) {
+                    prefetch(self.shared.program.rules.get(first as usize));
                 }
             }
         }
