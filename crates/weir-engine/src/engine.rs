@@ -116,18 +116,20 @@ const INTERLEAVE_BYTES: usize = 4 << 20;
 /// a batch walked interleaved asks, [`RULES_AHEAD`] packets before each
 /// decision, for what the packet's likely first rule needs (its box and
 /// counter, and the rule where it may not decide alone: BENCHMARKS.md,
-/// "The first try inlined, the records asked for ahead"). With the rule alone, against no
-/// prefetch (`weir classbench` on ClassBench sets, 7–11 rounds, medians):
+/// "The first try inlined, the records asked for ahead"). With the rule
+/// alone, against no prefetch (`weir classbench` on ClassBench sets, 7–11
+/// rounds, medians):
 /// at 2k rules 4–7% slower, at 5k 1% faster to 3% slower, at 10k 2–15%
 /// faster, at 20k 14–25% faster (BENCHMARKS.md, "Leaves of one rule").
 /// Below, the rules stay in cache and finding the first rule only costs.
 const PREFETCH_FROM_RULES: usize = 8 << 10;
 /// How many packets ahead of its decision a packet's first rule is asked
 /// for. Asked for the whole batch at once after the walks, 512 packets'
-/// boxes and counters (up to 96 KiB of lines) passed a 32 KiB L1 before
+/// boxes and counters (about 100 KiB of lines) passed a 32 KiB L1 before
 /// their decisions read them: 16 ahead took 0.87–0.89 of that time at
 /// 100k rules and 0.97–0.99 at 10k; 8 ahead the same as 16 (BENCHMARKS.md,
-/// "First rules asked for 16 packets ahead").
+/// "fw-100000's wild half whole, and first rules asked for 16 packets
+/// ahead").
 const RULES_AHEAD: usize = 16;
 
 /// A compiled ruleset deciding packets: the shared program and classifier,

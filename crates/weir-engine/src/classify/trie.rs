@@ -107,7 +107,7 @@ const WHOLE_MAX_WORK: u64 = 12 << 20;
 /// quarters 21M and 11M), and their walks 0.90 and 0.80 of the time
 /// (BENCHMARKS.md, "Long keys remembered under one child of the root");
 /// fw-100000's of 16.1k rules 17M (its quarters 9.5M, after a failed
-/// 7.6M), and its walks 0.89 (BENCHMARKS.md, "fw-100000's wild half
+/// 7.6M), and its walks 0.89–0.91 (BENCHMARKS.md, "fw-100000's wild half
 /// whole"). Where the first half is not built, the whole build will
 /// likely fail (a random 100k-rule set's wild half takes 31M visits,
 /// then its specific half splits past `MAX_AUTOMATA`): the second keeps
