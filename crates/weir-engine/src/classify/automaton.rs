@@ -356,6 +356,15 @@ impl Spare {
         self.ranges.clear();
         self.kids.clear();
     }
+
+    /// The memo a key of this length class lives in: the local one for
+    /// a long key (`LONG_KEY`), else the whole automaton's.
+    fn memos(&mut self, long: bool) -> &mut Memos {
+        match long {
+            true => &mut self.local,
+            false => &mut self.memo,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -719,11 +728,7 @@ impl<'a> Builder<'a> {
             memo.items.truncate(at);
             at = moved;
         }
-        let memos = if long {
-            &mut self.v.local
-        } else {
-            &mut self.v.memo
-        };
+        let memos = self.v.memos(long);
         if let Some(node) = memos.find(hash, l, at) {
             return Some(node);
         }
@@ -837,12 +842,10 @@ impl<'a> Builder<'a> {
             len: len as u32,
             node,
         };
-        let memos = if long {
-            &mut self.v.local
-        } else {
-            &mut self.v.memo
-        };
-        memos.table.insert_unique(hash, entry, |m| m.hash);
+        self.v
+            .memos(long)
+            .table
+            .insert_unique(hash, entry, |m| m.hash);
     }
 
     /// Appends the items `stack[start..][..len]` at level `l` to `out`,
